@@ -1,0 +1,142 @@
+# SPDX-License-Identifier: GPL-2.0
+# Guest-side helpers of the rdma_mrbond selftests: KTAP output, barriers and
+# fault requests to the host runner (tools/testbed/testbed.py), and topology
+# setup. Sourced by the role scripts.
+
+: "${MRBOND_ROLE:?run by tools/testbed/testbed.py}"
+: "${MRBOND_RUN:?}"
+MRBOND_LINKS=${MRBOND_LINKS:-2}
+export PATH=$PATH:/sbin:/usr/sbin
+
+KTAP_N=0
+KTAP_PASS=0
+KTAP_FAIL=0
+KTAP_SKIP=0
+
+ktap_header() { echo "KTAP version 1"; echo "1..$1"; }
+ktap_pass() { KTAP_N=$((KTAP_N + 1)); KTAP_PASS=$((KTAP_PASS + 1)); echo "ok $KTAP_N $1"; }
+ktap_fail() { KTAP_N=$((KTAP_N + 1)); KTAP_FAIL=$((KTAP_FAIL + 1)); echo "not ok $KTAP_N $1"; }
+# A skip is only for a prerequisite the testbed lacks, never for a failure.
+ktap_skip() { KTAP_N=$((KTAP_N + 1)); KTAP_SKIP=$((KTAP_SKIP + 1)); echo "ok $KTAP_N $1 # SKIP $2"; }
+ktap_diag() { echo "# $*"; }
+ktap_totals() {
+	echo "# Totals: pass:$KTAP_PASS fail:$KTAP_FAIL xfail:0 xpass:0 skip:$KTAP_SKIP error:0"
+}
+
+# run_test NAME CMD [ARGS...]: one KTAP result; the command's diagnostics
+# become KTAP comments so that a failure explains itself.
+run_test() {
+	local name=$1 out rc
+	shift
+	out=$("$@" 2>&1)
+	rc=$?
+	[[ -n $out ]] && sed 's/^/# /' <<<"$out"
+	if ((rc == 0)); then ktap_pass "$name"; else ktap_fail "$name"; fi
+}
+
+peer_role() { [[ $MRBOND_ROLE == hosta ]] && echo hostb || echo hosta; }
+role_index() { [[ $MRBOND_ROLE == hosta ]] && echo 0 || echo 1; }
+
+# barrier NAME [TIMEOUT]: wait until the peer guest reaches the same point.
+# Both guests pass the same barriers in the same order; the sequence number
+# (kept in a file, since tests run in subshells) makes repeated names unique.
+BARRIER_SEQ_FILE=$(mktemp)
+echo 0 >"$BARRIER_SEQ_FILE"
+barrier() {
+	local seq name timeout=${2:-180} i
+	seq=$(($(cat "$BARRIER_SEQ_FILE") + 1))
+	echo "$seq" >"$BARRIER_SEQ_FILE"
+	name=$seq-$1
+	touch "$MRBOND_RUN/sync/$MRBOND_ROLE.$name"
+	for ((i = 0; i < timeout * 10; i++)); do
+		[[ -e $MRBOND_RUN/sync/$(peer_role).$name ]] && return 0
+		sleep 0.1
+	done
+	echo "barrier $name: peer $(peer_role) never arrived" >&2
+	return 1
+}
+
+# fault REQUEST: ask the host to inject a fault through QMP, and wait for it.
+fault() {
+	local id req
+	id=$(date +%s%N)-$MRBOND_ROLE
+	req=$MRBOND_RUN/req/$id
+	echo "$*" >"$req.tmp" && mv "$req.tmp" "$req"
+	for ((i = 0; i < 300; i++)); do
+		if [[ -e $req.done ]]; then
+			read -r status _ <"$req.done"
+			return "$status"
+		fi
+		sleep 0.1
+	done
+	echo "fault '$*': host never answered" >&2
+	return 1
+}
+
+# wait_for TIMEOUT_S CMD...: poll CMD every 0.1 s until it succeeds.
+wait_for() {
+	local timeout=$1 i
+	shift
+	for ((i = 0; i < timeout * 10; i++)); do
+		"$@" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+nic_by_mac() {
+	local mac=$1 dev
+	for dev in /sys/class/net/*; do
+		[[ $(cat "$dev/address") == "$mac" ]] && { basename "$dev"; return 0; }
+	done
+	return 1
+}
+
+link_mac() { printf '52:54:00:%02x:00:%02x' $(($1 + 10)) "$2"; }
+
+# Index of the RoCE v2 GID that holds IPv4 address $2 on ib device $1 port 1.
+gid_index_of() {
+	local dev=$1 ip=$2 hex gid f
+	hex=$(printf '%02x%02x:%02x%02x' ${ip//./ })
+	for f in /sys/class/infiniband/"$dev"/ports/1/gids/*; do
+		gid=$(cat "$f" 2>/dev/null) || continue
+		[[ $gid == "0000:0000:0000:0000:0000:ffff:$hex" ]] || continue
+		[[ $(cat "/sys/class/infiniband/$dev/ports/1/gid_attrs/types/${f##*/}" 2>/dev/null) == "RoCE v2" ]] ||
+			continue
+		echo "${f##*/}"
+		return 0
+	done
+	return 1
+}
+
+hw_counter() { cat "/sys/class/infiniband/$1/ports/1/hw_counters/$2"; }
+
+rail_ip() { echo "198.18.$1.$(($2 + 1))"; }  # rail, role index (RFC 2544 range)
+
+# T1: untagged 802.3ad bond over all links (the source of LACP state), a VLAN
+# rail r<i> on every slave with its own /24, and an rxe member rxe<i> on every
+# slave. Each guest's bond gets its own MAC: identical guests would otherwise
+# pick the same one.
+setup_t1() {
+	local me i nic
+	me=$(role_index)
+	modprobe bonding && modprobe 8021q && modprobe rdma_rxe || return 1
+	ip link add bond0 address "02:00:00:00:00:0$((me + 1))" type bond \
+		mode 802.3ad lacp_rate fast miimon 100 || return 1
+	for ((i = 0; i < MRBOND_LINKS; i++)); do
+		nic=$(nic_by_mac "$(link_mac "$me" "$i")") || { echo "no NIC for link $i"; return 1; }
+		ip link set "$nic" down
+		ip link set "$nic" master bond0 || return 1
+		ip link add link "$nic" name "r$i" type vlan id $((100 + i)) || return 1
+		ip addr add "$(rail_ip "$i" "$me")/24" dev "r$i"
+		ip link set "r$i" up
+		rdma link add "rxe$i" type rxe netdev "$nic" || return 1
+	done
+	ip link set bond0 up
+}
+
+slave_of_link() { nic_by_mac "$(link_mac "$(role_index)" "$1")"; }
+
+slave_info() {  # slave_info NIC FIELD
+	ip -j -d link show dev "$1" | jq -r ".[0].linkinfo.info_slave_data.$2"
+}

@@ -1,0 +1,70 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Topology T0, one guest: rxe members on a veth pair, QP pairs on one member
+# (rxe loopback), loading rdma_mrbond over them, and the KUnit suites.
+. "$(dirname "$0")/lib.sh"
+
+TMP=$(mktemp -d)
+
+setup_t0() {
+	modprobe veth && modprobe rdma_rxe || return 1
+	ip link add m0 type veth peer name m1 || return 1
+	ip addr add 198.18.10.1/24 dev m0
+	ip addr add 198.18.11.1/24 dev m1
+	ip link set m0 up && ip link set m1 up || return 1
+	rdma link add rxe0 type rxe netdev m0 && rdma link add rxe1 type rxe netdev m1
+}
+
+test_loopback_pingpong() {
+	local dev=$1 ip=$2 gid sent0 rc=0
+	gid=$(gid_index_of "$dev" "$ip") || { echo "no GID for $ip on $dev"; return 1; }
+	sent0=$(hw_counter "$dev" sent_pkts)
+	timeout 60 ibv_rc_pingpong -d "$dev" -g "$gid" -n 50 -s 512 >"$TMP/server" 2>&1 &
+	local pid=$! try
+	for ((try = 0; try < 20; try++)); do
+		sleep 0.5
+		timeout 60 ibv_rc_pingpong -d "$dev" -g "$gid" -n 50 -s 512 127.0.0.1 \
+			>"$TMP/client" 2>&1 && break
+	done
+	wait "$pid" || { rc=1; cat "$TMP/server"; }
+	tail -n 2 "$TMP/client"
+	echo "$dev sent_pkts +$(($(hw_counter "$dev" sent_pkts) - sent0))"
+	(($(hw_counter "$dev" sent_pkts) > sent0)) || rc=1
+	return $rc
+}
+
+test_modprobe() {
+	modprobe rdma_mrbond || return 1
+	dmesg | grep -q 'rdma_mrbond: sees RDMA device rxe0 ' &&
+		dmesg | grep -q 'rdma_mrbond: sees RDMA device rxe1 ' ||
+		{ dmesg | grep rdma_mrbond; return 1; }
+}
+
+test_member_removal_seen() {
+	rdma link del rxe1 || return 1
+	dmesg | grep -q 'rdma_mrbond: RDMA device rxe1 removed' ||
+		{ echo "removal of rxe1 not seen"; return 1; }
+	rdma link add rxe1 type rxe netdev m1 || return 1
+	[[ $(dmesg | grep -c 'rdma_mrbond: sees RDMA device rxe1 ') == 2 ]] ||
+		{ echo "re-added rxe1 not seen"; return 1; }
+}
+
+test_modprobe_remove() {
+	modprobe -r rdma_mrbond || return 1
+	! grep -q '^rdma_mrbond ' /proc/modules
+}
+
+ktap_header 5
+if ! out=$(setup_t0 2>&1); then
+	echo "$out" | sed 's/^/# /'
+	echo "Bail out! T0 setup failed"
+	exit 1
+fi
+run_test rxe_loopback_pingpong_rxe0 test_loopback_pingpong rxe0 198.18.10.1
+run_test rxe_loopback_pingpong_rxe1 test_loopback_pingpong rxe1 198.18.11.1
+run_test modprobe_rdma_mrbond test_modprobe
+run_test member_removal_seen test_member_removal_seen
+run_test modprobe_remove_rdma_mrbond test_modprobe_remove
+ktap_totals
+rm -rf "$TMP"
+[[ $KTAP_FAIL == 0 ]]

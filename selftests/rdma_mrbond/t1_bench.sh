@@ -1,0 +1,178 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Topology T1 bench checks, run in both guests (hosta, hostb) by
+# tools/testbed/testbed.py: LACP state, raw rxe RoCE on every rail, cable-pull
+# faults through QMP, and loading/unloading rdma_mrbond.
+. "$(dirname "$0")/lib.sh"
+
+ME=$(role_index)
+PORT_BASE=18515
+
+# Every RDMA test saves its tool output here for the failure diagnostics.
+TMP=$(mktemp -d)
+
+lacp_converged_now() {
+	local i nic
+	for ((i = 0; i < MRBOND_LINKS; i++)); do
+		nic=$(slave_of_link "$i") || return 1
+		[[ $(slave_info "$nic" ad_actor_oper_port_state) == 63 ]] || return 1
+		[[ $(slave_info "$nic" ad_partner_oper_port_state) == 63 ]] || return 1
+	done
+}
+
+test_lacp_converged() {
+	wait_for 60 lacp_converged_now && return 0
+	grep -E 'Slave Interface|port state|Aggregator ID' /proc/net/bonding/bond0
+	return 1
+}
+
+test_rxe_members() {
+	local i nic
+	for ((i = 0; i < MRBOND_LINKS; i++)); do
+		nic=$(slave_of_link "$i")
+		rdma link show "rxe$i/1" | grep -q "netdev $nic" ||
+			{ echo "rxe$i not on slave $nic"; rdma link show; return 1; }
+		gid_index_of "rxe$i" "$(rail_ip "$i" "$ME")" >/dev/null ||
+			{ echo "rxe$i has no RoCE v2 GID for $(rail_ip "$i" "$ME")"; return 1; }
+	done
+}
+
+# run_client TOOL ARGS...: the server may not be listening yet; retry only that.
+run_client() {
+	local try
+	for ((try = 0; try < 20; try++)); do
+		timeout 120 "$@" >"$TMP/client" 2>&1 && return 0
+		grep -qi "couldn't connect\|Unable to connect\|connect to" "$TMP/client" || break
+		sleep 0.5
+	done
+	cat "$TMP/client"
+	return 1
+}
+
+# rdma_pair NAME RAIL SERVER_CMD... -- CLIENT_CMD...: hostb serves, hosta
+# connects; on both sides the rail's rxe counters must rise in both directions.
+rdma_pair() {
+	local name=$1 rail=$2 dev=rxe$2 sent0 rcvd0 rc=0 server=() client=()
+	shift 2
+	while [[ $1 != -- ]]; do server+=("$1"); shift; done
+	shift
+	client=("$@")
+	sent0=$(hw_counter "$dev" sent_pkts)
+	rcvd0=$(hw_counter "$dev" rcvd_pkts)
+	if [[ $MRBOND_ROLE == hostb ]]; then
+		timeout 120 "${server[@]}" >"$TMP/server" 2>&1 &
+		local pid=$!
+		barrier "$name-start" || return 1
+		wait "$pid" || { rc=1; cat "$TMP/server"; }
+	else
+		barrier "$name-start" || return 1
+		run_client "${client[@]}" || rc=1
+	fi
+	barrier "$name-done" || rc=1
+	local sent=$(($(hw_counter "$dev" sent_pkts) - sent0))
+	local rcvd=$(($(hw_counter "$dev" rcvd_pkts) - rcvd0))
+	echo "$dev: sent_pkts +$sent rcvd_pkts +$rcvd"
+	((sent > 0 && rcvd > 0)) || { echo "$dev counters did not rise both ways"; rc=1; }
+	return $rc
+}
+
+test_rc_pingpong() {
+	local rail=$1 gid
+	gid=$(gid_index_of "rxe$rail" "$(rail_ip "$rail" "$ME")") || return 1
+	local common=(ibv_rc_pingpong -d "rxe$rail" -g "$gid" -p $((PORT_BASE + rail)) -n 100 -s 1024)
+	rdma_pair "pingpong$rail" "$rail" "${common[@]}" -- "${common[@]}" "$(rail_ip "$rail" 1)" ||
+		return 1
+	[[ $MRBOND_ROLE == hosta ]] && tail -n 2 "$TMP/client"
+	return 0
+}
+
+test_write_bw() {
+	local rail=$1 gid
+	gid=$(gid_index_of "rxe$rail" "$(rail_ip "$rail" "$ME")") || return 1
+	local common=(ib_write_bw -d "rxe$rail" -x "$gid" -p $((PORT_BASE + 10 + rail))
+		-n 100 -s 65536 -F --report_gbits)
+	rdma_pair "writebw$rail" "$rail" "${common[@]}" -- "${common[@]}" "$(rail_ip "$rail" 1)" ||
+		return 1
+	if [[ $MRBOND_ROLE == hosta ]]; then
+		# The result row: bytes, iterations, peak, average Gb/s, msg rate.
+		local avg
+		avg=$(awk '$1 == 65536 { print $4 }' "$TMP/client")
+		echo "rail $rail ib_write_bw average: ${avg:-none} Gb/s"
+		awk -v a="${avg:-0}" 'BEGIN { exit !(a > 0) }' || return 1
+	fi
+}
+
+slave_mii() { slave_info "$1" mii_status; }
+
+test_link_down_seen() {
+	local nic t0
+	nic=$(slave_of_link 0)
+	barrier linkdown-pre || return 1
+	if [[ $MRBOND_ROLE == hosta ]]; then
+		fault link 0 down || { echo "QMP set_link off failed"; return 1; }
+	fi
+	barrier linkdown-injected || return 1
+	t0=$(date +%s%N)
+	wait_for 15 eval '[[ $(slave_mii '"$nic"') == DOWN ]]' ||
+		{ echo "bond0 slave $nic still $(slave_mii "$nic")"; return 1; }
+	echo "bond0 slave $nic DOWN $((($(date +%s%N) - t0) / 1000000)) ms after the fault was injected"
+}
+
+test_link_up_restored() {
+	local nic
+	nic=$(slave_of_link 0)
+	barrier linkup-pre || return 1
+	if [[ $MRBOND_ROLE == hosta ]]; then
+		fault link 0 up || { echo "QMP set_link on failed"; return 1; }
+	fi
+	barrier linkup-injected || return 1
+	wait_for 15 eval '[[ $(slave_mii '"$nic"') == UP ]]' ||
+		{ echo "bond0 slave $nic still $(slave_mii "$nic")"; return 1; }
+	wait_for 60 lacp_converged_now ||
+		{ echo "LACP did not converge again"; return 1; }
+	echo "bond0 slave $nic UP and collecting/distributing again"
+}
+
+test_modprobe() {
+	local i
+	modprobe rdma_mrbond || return 1
+	grep -q '^rdma_mrbond ' /proc/modules || { echo "not in /proc/modules"; return 1; }
+	for ((i = 0; i < MRBOND_LINKS; i++)); do
+		dmesg | grep -q "rdma_mrbond: sees RDMA device rxe$i " ||
+			{ echo "rdma_mrbond did not report rxe$i"; dmesg | grep rdma_mrbond; return 1; }
+	done
+	dmesg | grep 'rdma_mrbond:'
+}
+
+test_modprobe_remove() {
+	modprobe -r rdma_mrbond || return 1
+	! grep -q '^rdma_mrbond ' /proc/modules || { echo "still loaded"; return 1; }
+	dmesg | grep -q 'rdma_mrbond: unloading' || { echo "no unload message"; return 1; }
+}
+
+ktap_header $((6 + 3 * MRBOND_LINKS))
+ktap_diag "role $MRBOND_ROLE, $MRBOND_LINKS link(s), kernel $(uname -r)"
+if ! out=$(setup_t1 2>&1); then
+	echo "$out" | sed 's/^/# /'
+	echo "Bail out! T1 setup failed"
+	exit 1
+fi
+barrier setup || { echo "Bail out! peer never set up"; exit 1; }
+
+run_test lacp_collecting_distributing test_lacp_converged
+run_test rxe_members_on_rails test_rxe_members
+for ((rail = 0; rail < MRBOND_LINKS; rail++)); do
+	run_test "rc_pingpong_rail$rail" test_rc_pingpong "$rail"
+	run_test "ib_write_bw_rail$rail" test_write_bw "$rail"
+done
+run_test qmp_link_down_seen_by_bond test_link_down_seen
+run_test qmp_link_up_restores_lacp test_link_up_restored
+run_test modprobe_rdma_mrbond test_modprobe
+run_test modprobe_remove_rdma_mrbond test_modprobe_remove
+# RoCE must work again on every rail after the cable pull.
+for ((rail = 0; rail < MRBOND_LINKS; rail++)); do
+	run_test "rc_pingpong_rail${rail}_after_flap" test_rc_pingpong "$rail"
+done
+ktap_totals
+rm -rf "$TMP"
+[[ $KTAP_FAIL == 0 ]]

@@ -1,0 +1,285 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Host-side runner of the rdma_mrbond virtme-ng testbed.
+
+Starts one guest (topology T0) or two guests joined by N QEMU socket links
+(topology T1), runs a role script in each, serves the guests' fault-injection
+requests through QMP, enforces hard timeouts, and collects the KTAP every
+guest prints. It fails loudly on a guest panic, a hang, or missing output.
+
+Guests reach the host through a shared run directory (``--rwdir``):
+
+* ``sync/<role>.<name>``   barrier files (written by the guests' lib.sh);
+* ``req/<id>``             a fault request, e.g. ``link 0 down``; the runner
+  answers in ``req/<id>.done`` with the exit status.
+"""
+
+import argparse
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+ROLES = {"t0": ["hosta"], "t1": ["hosta", "hostb"]}
+BASE_PORT = int(os.environ.get("MRBOND_TB_PORT", "47100"))
+KTAP_RESULT = re.compile(r"^(not ok|ok) (\d+)(?: (.*))?$")
+
+
+def log(msg):
+    print(f"[testbed {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+def guest_mac(role_index, link):
+    return f"52:54:00:0{role_index + 10:x}:00:{link:02x}"
+
+
+class Qmp:
+    """A minimal QMP client: one command per connection keeps it stateless."""
+
+    def __init__(self, path):
+        self.path = path
+
+    def command(self, name, arguments=None, timeout=10):
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.settimeout(timeout)
+            sock.connect(self.path)
+            stream = sock.makefile("rwb")
+            json.loads(stream.readline())  # greeting
+            for cmd in ({"execute": "qmp_capabilities"},
+                        {"execute": name, "arguments": arguments or {}}):
+                stream.write(json.dumps(cmd).encode() + b"\n")
+                stream.flush()
+                while True:
+                    reply = json.loads(stream.readline())
+                    if "event" in reply:
+                        continue
+                    if "error" in reply:
+                        raise RuntimeError(f"QMP {name}: {reply['error']}")
+                    break
+            return reply.get("return")
+
+
+class Guest:
+    def __init__(self, args, role, index, run_dir):
+        self.role = role
+        self.index = index
+        self.run_dir = run_dir
+        self.qmp = Qmp(os.path.join(run_dir, f"{role}.qmp"))
+        self.out_path = os.path.join(run_dir, f"{role}.out")
+        self.console_path = os.path.join(run_dir, f"{role}.console")
+        self.proc = None
+        self.args = args
+
+    def command_line(self):
+        a = self.args
+        qemu = [f"-qmp unix:{self.qmp.path},server=on,wait=off"]
+        if a.topology == "t1":
+            for link in range(a.links):
+                port = BASE_PORT + link
+                mode = "listen" if self.index == 0 else "connect"
+                qemu.append(
+                    f"-netdev socket,id=l{link},{mode}=127.0.0.1:{port} "
+                    f"-device virtio-net-pci,netdev=l{link},"
+                    f"mac={guest_mac(self.index, link)},speed=10000,duplex=full")
+        cmd = ["vng", "--run", a.kdir, "--force-9p", "--user", "root",
+               "--memory", a.memory, "--cpus", "1", "--verbose",
+               "--rwdir", self.run_dir]
+        if not a.kvm:
+            cmd.append("--disable-kvm")
+        for opt in qemu:
+            cmd += ["--qemu-opts", opt]
+        env = (f"MRBOND_ROLE={self.role} MRBOND_RUN={self.run_dir} "
+               f"MRBOND_LINKS={a.links} MRBOND_ROOT={a.root}")
+        cmd += ["--exec", f"cd {a.root} && {env} bash {a.script} {self.role}"]
+        return cmd
+
+    def start(self):
+        cmd = self.command_line()
+        with open(os.path.join(self.run_dir, f"{self.role}.cmd"), "w") as f:
+            f.write(" ".join(cmd) + "\n")
+        self.proc = subprocess.Popen(
+            cmd, stdin=subprocess.DEVNULL,
+            stdout=open(self.out_path, "wb"), stderr=open(self.console_path, "wb"),
+            start_new_session=True)
+
+    def kill(self):
+        if self.proc and self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+
+
+def wait_listening(ports, deadline):
+    """QEMU's connect side fails at once if the listener is not up yet."""
+    pending = set(ports)
+    while pending and time.time() < deadline:
+        for port in list(pending):
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", port)) == 0:
+                    pending.discard(port)
+        time.sleep(0.2)
+    return not pending
+
+
+def find_listeners(ports):
+    out = subprocess.run(["ss", "-ltnH"], capture_output=True, text=True).stdout
+    return [p for p in ports if f"127.0.0.1:{p} " in out]
+
+
+def serve_request(guests, text):
+    """Carries out one fault request; returns (status, message)."""
+    words = text.split()
+    if len(words) == 3 and words[0] == "link" and words[2] in ("up", "down"):
+        # A cable pull: both ends of the socket link lose carrier.
+        for g in guests:
+            g.qmp.command("set_link", {"name": f"l{int(words[1])}",
+                                       "up": words[2] == "up"})
+        return 0, "ok"
+    if len(words) == 4 and words[0] == "link" and words[3] in ("up", "down"):
+        # One end only: `link <n> <role> down`.
+        for g in guests:
+            if g.role == words[2]:
+                g.qmp.command("set_link", {"name": f"l{int(words[1])}",
+                                           "up": words[3] == "up"})
+                return 0, "ok"
+        return 2, f"unknown role {words[2]}"
+    return 2, f"unknown request: {text}"
+
+
+def serve_requests(guests, req_dir):
+    for name in sorted(os.listdir(req_dir)):
+        if name.endswith(".done") or name.endswith(".tmp"):
+            continue
+        path = os.path.join(req_dir, name)
+        if os.path.exists(path + ".done"):
+            continue
+        with open(path) as f:
+            text = f.read().strip()
+        try:
+            status, msg = serve_request(guests, text)
+        except Exception as e:  # report, never leave the guest waiting
+            status, msg = 1, str(e)
+        log(f"fault request '{text}': {msg}")
+        with open(path + ".tmp", "w") as f:
+            f.write(f"{status} {msg}\n")
+        os.rename(path + ".tmp", path + ".done")
+
+
+def parse_ktap(path):
+    """Returns (plan, passed, failed, skipped, lines) of one guest's KTAP."""
+    plan, passed, failed, skipped, results = None, 0, 0, 0, []
+    with open(path, errors="replace") as f:
+        for line in f:
+            line = line.rstrip("\n")
+            m = re.match(r"^1\.\.(\d+)$", line)
+            if m and plan is None:
+                plan = int(m.group(1))
+                continue
+            m = KTAP_RESULT.match(line)
+            if not m:
+                continue
+            results.append(line)
+            if m.group(1) == "not ok":
+                failed += 1
+            elif "# SKIP" in (m.group(3) or ""):
+                skipped += 1
+            else:
+                passed += 1
+    return plan, passed, failed, skipped, results
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--topology", choices=ROLES, default="t1")
+    p.add_argument("--links", type=int, default=int(os.environ.get("MRBOND_LINKS", "2")))
+    p.add_argument("--kdir", required=True, help="kernel build directory")
+    p.add_argument("--script", required=True, help="role script run in every guest")
+    p.add_argument("--timeout", type=int, default=900, help="hard limit, seconds")
+    p.add_argument("--memory", default="1536M")
+    p.add_argument("--run-dir", help="keep logs here (default: a temporary dir)")
+    p.add_argument("--kvm", action="store_true",
+                   default=os.environ.get("MRBOND_KVM") == "1",
+                   help="use KVM (opt-in: nested KVM does not boot guests here)")
+    a = p.parse_args()
+    a.root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    if not 1 <= a.links <= 4:
+        p.error("--links must be 1..4")
+
+    run_dir = a.run_dir or tempfile.mkdtemp(prefix=f"mrbond-{a.topology}-")
+    os.makedirs(run_dir, exist_ok=True)
+    for sub in ("sync", "req"):
+        shutil.rmtree(os.path.join(run_dir, sub), ignore_errors=True)
+        os.makedirs(os.path.join(run_dir, sub))
+    log(f"topology {a.topology}, {a.links} link(s), run dir {run_dir}, "
+        f"{'KVM' if a.kvm else 'TCG (no KVM: nested KVM does not boot guests here)'}")
+
+    ports = [BASE_PORT + i for i in range(a.links)] if a.topology == "t1" else []
+    busy = find_listeners(ports)
+    if busy:
+        log(f"FAIL: ports {busy} already in use (another testbed running?)")
+        return 1
+
+    guests = [Guest(a, role, i, run_dir) for i, role in enumerate(ROLES[a.topology])]
+    deadline = time.time() + a.timeout
+    failures = []
+    try:
+        for g in guests:
+            g.start()
+            if g.index == 0 and ports and not wait_listening(ports, time.time() + 120):
+                failures.append(f"{g.role}: QEMU never listened on {ports}")
+                break
+        while not failures and any(g.proc.poll() is None for g in guests):
+            serve_requests(guests, os.path.join(run_dir, "req"))
+            for g in guests:
+                rc = g.proc.poll()
+                if rc is not None and rc != 0 and not getattr(g, "reported", False):
+                    g.reported = True
+                    failures.append(f"{g.role}: vng exited with {rc}"
+                                    + (" (kernel panic)" if rc == 255 else ""))
+            if failures:
+                break
+            if time.time() > deadline:
+                failures.append(f"hard timeout of {a.timeout} s: guest hang")
+                break
+            time.sleep(0.2)
+    finally:
+        for g in guests:
+            g.kill()
+
+    total_pass = total_fail = total_skip = 0
+    for g in guests:
+        with open(g.console_path, errors="replace") as f:
+            console = f.read()
+        for marker in ("Kernel panic", "BUG:", "Oops:", "WARNING:", "general protection"):
+            if marker in console:
+                failures.append(f"{g.role}: '{marker}' on the guest console "
+                                f"(see {g.console_path})")
+        plan, passed, failed, skipped, results = parse_ktap(g.out_path)
+        for line in results:
+            print(f"{g.role}: {line}")
+        if plan is None:
+            failures.append(f"{g.role}: no KTAP plan in its output ({g.out_path})")
+        elif plan != passed + failed + skipped:
+            failures.append(f"{g.role}: KTAP plan 1..{plan} but {passed + failed + skipped} "
+                            "results: output missing")
+            failed += max(plan - passed - failed - skipped, 0)
+        total_pass += passed
+        total_fail += failed
+        total_skip += skipped
+    for f in failures:
+        log(f"FAIL: {f}")
+        total_fail += 1
+    log(f"{a.topology}: {total_pass} passed, {total_fail} failed, {total_skip} skipped "
+        f"(logs in {run_dir})")
+    # Machine-readable summary for run-tests.sh.
+    print(f"# testbed {a.topology}: pass:{total_pass} fail:{total_fail} skip:{total_skip}")
+    return 1 if total_fail else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
