@@ -140,3 +140,83 @@ slave_of_link() { nic_by_mac "$(link_mac "$(role_index)" "$1")"; }
 slave_info() {  # slave_info NIC FIELD
 	ip -j -d link show dev "$1" | jq -r ".[0].linkinfo.info_slave_data.$2"
 }
+
+# ---- RoCE traffic on the T1 rails (hostb serves, hosta connects) ----
+
+TB_TMP=$(mktemp -d)
+PORT_BASE=18515
+
+lacp_converged_now() {
+	local i nic
+	for ((i = 0; i < MRBOND_LINKS; i++)); do
+		nic=$(slave_of_link "$i") || return 1
+		[[ $(slave_info "$nic" ad_actor_oper_port_state) == 63 ]] || return 1
+		[[ $(slave_info "$nic" ad_partner_oper_port_state) == 63 ]] || return 1
+	done
+}
+
+# run_client TOOL ARGS...: the server may not be listening yet; retry only that.
+run_client() {
+	local try
+	for ((try = 0; try < 20; try++)); do
+		timeout 120 "$@" >"$TB_TMP/client" 2>&1 && return 0
+		grep -qi "couldn't connect\|Unable to connect\|connect to" "$TB_TMP/client" || break
+		sleep 0.5
+	done
+	cat "$TB_TMP/client"
+	return 1
+}
+
+# rdma_pair NAME RAIL SERVER_CMD... -- CLIENT_CMD...: on both sides the rail's
+# rxe counters must rise in both directions.
+rdma_pair() {
+	local name=$1 dev=rxe$2 sent0 rcvd0 rc=0 server=() client=() pid sent rcvd
+	shift 2
+	while [[ $1 != -- ]]; do server+=("$1"); shift; done
+	shift
+	client=("$@")
+	sent0=$(hw_counter "$dev" sent_pkts)
+	rcvd0=$(hw_counter "$dev" rcvd_pkts)
+	if [[ $MRBOND_ROLE == hostb ]]; then
+		timeout 120 "${server[@]}" >"$TB_TMP/server" 2>&1 &
+		pid=$!
+		barrier "$name-start" || return 1
+		wait "$pid" || { rc=1; cat "$TB_TMP/server"; }
+	else
+		barrier "$name-start" || return 1
+		run_client "${client[@]}" || rc=1
+	fi
+	barrier "$name-done" || rc=1
+	sent=$(($(hw_counter "$dev" sent_pkts) - sent0))
+	rcvd=$(($(hw_counter "$dev" rcvd_pkts) - rcvd0))
+	echo "$dev: sent_pkts +$sent rcvd_pkts +$rcvd"
+	((sent > 0 && rcvd > 0)) || { echo "$dev counters did not rise both ways"; rc=1; }
+	return $rc
+}
+
+rail_rc_pingpong() {
+	local rail=$1 gid me
+	me=$(role_index)
+	gid=$(gid_index_of "rxe$rail" "$(rail_ip "$rail" "$me")") || return 1
+	local common=(ibv_rc_pingpong -d "rxe$rail" -g "$gid" -p $((PORT_BASE + rail)) -n 100 -s 1024)
+	rdma_pair "pingpong$rail" "$rail" "${common[@]}" -- "${common[@]}" "$(rail_ip "$rail" 1)" ||
+		return 1
+	[[ $MRBOND_ROLE == hosta ]] && tail -n 2 "$TB_TMP/client"
+	return 0
+}
+
+# Prints the average Gb/s ib_write_bw measured on the rail (client side).
+rail_write_bw() {
+	local rail=$1 gid me avg
+	me=$(role_index)
+	gid=$(gid_index_of "rxe$rail" "$(rail_ip "$rail" "$me")") || return 1
+	local common=(ib_write_bw -d "rxe$rail" -x "$gid" -p $((PORT_BASE + 10 + rail))
+		-n 100 -s 65536 -F --report_gbits)
+	rdma_pair "writebw$rail" "$rail" "${common[@]}" -- "${common[@]}" "$(rail_ip "$rail" 1)" ||
+		return 1
+	[[ $MRBOND_ROLE == hosta ]] || return 0
+	# The result row: bytes, iterations, peak, average Gb/s, msg rate.
+	avg=$(awk '$1 == 65536 { print $4 }' "$TB_TMP/client")
+	echo "rail $rail ib_write_bw average: ${avg:-none} Gb/s"
+	awk -v a="${avg:-0}" 'BEGIN { exit !(a > 0) }'
+}

@@ -4,7 +4,6 @@
 # (rxe loopback), loading rdma_mrbond over them, and the KUnit suites.
 . "$(dirname "$0")/lib.sh"
 
-TMP=$(mktemp -d)
 
 setup_t0() {
 	modprobe veth && modprobe rdma_rxe || return 1
@@ -19,15 +18,15 @@ test_loopback_pingpong() {
 	local dev=$1 ip=$2 gid sent0 rc=0
 	gid=$(gid_index_of "$dev" "$ip") || { echo "no GID for $ip on $dev"; return 1; }
 	sent0=$(hw_counter "$dev" sent_pkts)
-	timeout 60 ibv_rc_pingpong -d "$dev" -g "$gid" -n 50 -s 512 >"$TMP/server" 2>&1 &
+	timeout 60 ibv_rc_pingpong -d "$dev" -g "$gid" -n 50 -s 512 >"$TB_TMP/server" 2>&1 &
 	local pid=$! try
 	for ((try = 0; try < 20; try++)); do
 		sleep 0.5
 		timeout 60 ibv_rc_pingpong -d "$dev" -g "$gid" -n 50 -s 512 127.0.0.1 \
-			>"$TMP/client" 2>&1 && break
+			>"$TB_TMP/client" 2>&1 && break
 	done
-	wait "$pid" || { rc=1; cat "$TMP/server"; }
-	tail -n 2 "$TMP/client"
+	wait "$pid" || { rc=1; cat "$TB_TMP/server"; }
+	tail -n 2 "$TB_TMP/client"
 	echo "$dev sent_pkts +$(($(hw_counter "$dev" sent_pkts) - sent0))"
 	(($(hw_counter "$dev" sent_pkts) > sent0)) || rc=1
 	return $rc
@@ -66,5 +65,4 @@ run_test modprobe_rdma_mrbond test_modprobe
 run_test member_removal_seen test_member_removal_seen
 run_test modprobe_remove_rdma_mrbond test_modprobe_remove
 ktap_totals
-rm -rf "$TMP"
 [[ $KTAP_FAIL == 0 ]]

@@ -6,19 +6,6 @@
 . "$(dirname "$0")/lib.sh"
 
 ME=$(role_index)
-PORT_BASE=18515
-
-# Every RDMA test saves its tool output here for the failure diagnostics.
-TMP=$(mktemp -d)
-
-lacp_converged_now() {
-	local i nic
-	for ((i = 0; i < MRBOND_LINKS; i++)); do
-		nic=$(slave_of_link "$i") || return 1
-		[[ $(slave_info "$nic" ad_actor_oper_port_state) == 63 ]] || return 1
-		[[ $(slave_info "$nic" ad_partner_oper_port_state) == 63 ]] || return 1
-	done
-}
 
 test_lacp_converged() {
 	wait_for 60 lacp_converged_now && return 0
@@ -37,70 +24,8 @@ test_rxe_members() {
 	done
 }
 
-# run_client TOOL ARGS...: the server may not be listening yet; retry only that.
-run_client() {
-	local try
-	for ((try = 0; try < 20; try++)); do
-		timeout 120 "$@" >"$TMP/client" 2>&1 && return 0
-		grep -qi "couldn't connect\|Unable to connect\|connect to" "$TMP/client" || break
-		sleep 0.5
-	done
-	cat "$TMP/client"
-	return 1
-}
-
-# rdma_pair NAME RAIL SERVER_CMD... -- CLIENT_CMD...: hostb serves, hosta
-# connects; on both sides the rail's rxe counters must rise in both directions.
-rdma_pair() {
-	local name=$1 rail=$2 dev=rxe$2 sent0 rcvd0 rc=0 server=() client=()
-	shift 2
-	while [[ $1 != -- ]]; do server+=("$1"); shift; done
-	shift
-	client=("$@")
-	sent0=$(hw_counter "$dev" sent_pkts)
-	rcvd0=$(hw_counter "$dev" rcvd_pkts)
-	if [[ $MRBOND_ROLE == hostb ]]; then
-		timeout 120 "${server[@]}" >"$TMP/server" 2>&1 &
-		local pid=$!
-		barrier "$name-start" || return 1
-		wait "$pid" || { rc=1; cat "$TMP/server"; }
-	else
-		barrier "$name-start" || return 1
-		run_client "${client[@]}" || rc=1
-	fi
-	barrier "$name-done" || rc=1
-	local sent=$(($(hw_counter "$dev" sent_pkts) - sent0))
-	local rcvd=$(($(hw_counter "$dev" rcvd_pkts) - rcvd0))
-	echo "$dev: sent_pkts +$sent rcvd_pkts +$rcvd"
-	((sent > 0 && rcvd > 0)) || { echo "$dev counters did not rise both ways"; rc=1; }
-	return $rc
-}
-
-test_rc_pingpong() {
-	local rail=$1 gid
-	gid=$(gid_index_of "rxe$rail" "$(rail_ip "$rail" "$ME")") || return 1
-	local common=(ibv_rc_pingpong -d "rxe$rail" -g "$gid" -p $((PORT_BASE + rail)) -n 100 -s 1024)
-	rdma_pair "pingpong$rail" "$rail" "${common[@]}" -- "${common[@]}" "$(rail_ip "$rail" 1)" ||
-		return 1
-	[[ $MRBOND_ROLE == hosta ]] && tail -n 2 "$TMP/client"
-	return 0
-}
-
-test_write_bw() {
-	local rail=$1 gid
-	gid=$(gid_index_of "rxe$rail" "$(rail_ip "$rail" "$ME")") || return 1
-	local common=(ib_write_bw -d "rxe$rail" -x "$gid" -p $((PORT_BASE + 10 + rail))
-		-n 100 -s 65536 -F --report_gbits)
-	rdma_pair "writebw$rail" "$rail" "${common[@]}" -- "${common[@]}" "$(rail_ip "$rail" 1)" ||
-		return 1
-	if [[ $MRBOND_ROLE == hosta ]]; then
-		# The result row: bytes, iterations, peak, average Gb/s, msg rate.
-		local avg
-		avg=$(awk '$1 == 65536 { print $4 }' "$TMP/client")
-		echo "rail $rail ib_write_bw average: ${avg:-none} Gb/s"
-		awk -v a="${avg:-0}" 'BEGIN { exit !(a > 0) }' || return 1
-	fi
-}
+test_rc_pingpong() { rail_rc_pingpong "$1"; }
+test_write_bw() { rail_write_bw "$1"; }
 
 slave_mii() { slave_info "$1" mii_status; }
 
@@ -174,5 +99,4 @@ for ((rail = 0; rail < MRBOND_LINKS; rail++)); do
 	run_test "rc_pingpong_rail${rail}_after_flap" test_rc_pingpong "$rail"
 done
 ktap_totals
-rm -rf "$TMP"
 [[ $KTAP_FAIL == 0 ]]

@@ -1,0 +1,81 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# The whole rdma_mrbond test suite, from a fresh Debian 12 machine: installs
+# what it needs, builds (or reuses) the guest kernel, builds the modules, runs
+# the host tests, the static checks and the virtme-ng guest suites (T0: one
+# guest; T1: two guests over MRBOND_LINKS QEMU socket links), and ends with a
+# line "N passed, N failed".
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+cd "$MRBOND_ROOT"
+
+PASSED=0
+FAILED=0
+RESULTS=()
+LOGDIR=${MRBOND_LOGDIR:-$(mktemp -d /tmp/mrbond-tests-XXXXXX)}
+mkdir -p "$LOGDIR"
+
+record() { # record NAME PASSED FAILED
+	PASSED=$((PASSED + $2))
+	FAILED=$((FAILED + $3))
+	RESULTS+=("$(printf '%-34s %4d passed, %d failed' "$1" "$2" "$3")")
+}
+
+# check NAME CMD...: a single pass/fail step whose log is kept.
+check() {
+	local name=$1 start=$SECONDS
+	shift
+	if "$@" >"$LOGDIR/$name.log" 2>&1; then
+		record "$name" 1 0
+		tb_log "$name: ok ($((SECONDS - start)) s)"
+	else
+		record "$name" 0 1
+		tb_log "$name: FAILED ($((SECONDS - start)) s), last lines of $LOGDIR/$name.log:"
+		tail -n 30 "$LOGDIR/$name.log" >&2
+	fi
+}
+
+finish() {
+	echo
+	echo "== rdma_mrbond test summary (logs: $LOGDIR) =="
+	printf '%s\n' "${RESULTS[@]}"
+	echo "$PASSED passed, $FAILED failed"
+	exit $((FAILED > 0))
+}
+
+bash tools/testbed/install-deps.sh || { record install-deps 0 1; finish; }
+start=$SECONDS
+KDIR=$(bash tools/testbed/build-kernel.sh) || { record guest-kernel 0 1; finish; }
+tb_log "guest kernel ready in $((SECONDS - start)) s: $KDIR"
+KBUILD=$KDIR/build
+
+check module-build make KDIR="$KBUILD" modules
+[[ -f rdma_mrbond.ko ]] || finish
+check module-guest-install bash tools/testbed/install-modules.sh "$KBUILD" "$MRBOND_ROOT"
+check checkpatch bash tools/testbed/checkpatch.sh "$KDIR/src"
+check rustfmt bash tools/testbed/rustfmt-check.sh "$KBUILD"
+
+# Host tests of the policy core: count cargo's own per-binary results.
+if cargo test --workspace >"$LOGDIR/cargo-test.log" 2>&1; then rc=0; else rc=1; fi
+read -r p f < <(awk '/^test result:/ { p += $4; f += $6 } END { print p + 0, f + 0 }' \
+	"$LOGDIR/cargo-test.log")
+((rc != 0 && f == 0)) && f=1 # a build failure runs no test but must count
+record cargo-test "$p" "$f"
+tb_log "cargo test: $p passed, $f failed"
+
+# Guest suites: the runner prints "# testbed <topo>: pass:P fail:F skip:S".
+guest_suite() { # guest_suite TOPOLOGY SCRIPT TIMEOUT [ARGS]
+	local topo=$1 script=$2 timeout=$3 line p f
+	shift 3
+	python3 tools/testbed/testbed.py --topology "$topo" --kdir "$KBUILD" \
+		--script "$script" --timeout "$timeout" --run-dir "$LOGDIR/$topo" "$@" \
+		| tee "$LOGDIR/$topo.results"
+	line=$(grep "^# testbed $topo:" "$LOGDIR/$topo.results")
+	p=$(sed -n 's/.*pass:\([0-9]*\).*/\1/p' <<<"$line")
+	f=$(sed -n 's/.*fail:\([0-9]*\).*/\1/p' <<<"$line")
+	[[ -n $p ]] || { p=0; f=1; }
+	record "guest-$topo" "$p" "$f"
+}
+guest_suite t0 selftests/rdma_mrbond/t0_single.sh 600
+guest_suite t1 selftests/rdma_mrbond/t1_bench.sh 1200 --links "${MRBOND_LINKS:-2}"
+finish
