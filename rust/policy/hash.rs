@@ -70,7 +70,8 @@ const fn v4_mapped(a: [u8; 4]) -> [u8; 16] {
 const fn addr_word(a: &[u8; 16]) -> u32 {
     let [a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15] = *a;
     let v4 = u32::from_le_bytes([a12, a13, a14, a15]);
-    let mapped = (a0 | a1 | a2 | a3 | a4 | a5 | a6 | a7 | a8 | a9) == 0 && a10 == 0xff && a11 == 0xff;
+    let mapped =
+        (a0 | a1 | a2 | a3 | a4 | a5 | a6 | a7 | a8 | a9) == 0 && a10 == 0xff && a11 == 0xff;
     if mapped {
         v4
     } else {

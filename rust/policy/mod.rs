@@ -46,6 +46,9 @@ pub const MAX_MEMBERS: usize = 16;
 pub struct MemberIndex(u8);
 
 impl MemberIndex {
+    /// Member 0, for constant initialisers.
+    pub const FIRST: MemberIndex = MemberIndex(0);
+
     /// Returns the index, or `None` when `index >= MAX_MEMBERS`.
     pub const fn new(index: usize) -> Option<Self> {
         if index < MAX_MEMBERS {

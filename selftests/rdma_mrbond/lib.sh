@@ -84,12 +84,12 @@ wait_for() {
 	return 1
 }
 
+# A bond slave takes the bond's MAC, so match the permanent address too.
 nic_by_mac() {
-	local mac=$1 dev
-	for dev in /sys/class/net/*; do
-		[[ $(cat "$dev/address") == "$mac" ]] && { basename "$dev"; return 0; }
-	done
-	return 1
+	local nic
+	nic=$(ip -j link show | jq -r --arg m "$1" \
+		'.[] | select(.address == $m or .permaddr == $m) | .ifname' | head -n1)
+	[[ -n $nic ]] && echo "$nic"
 }
 
 link_mac() { printf '52:54:00:%02x:00:%02x' $(($1 + 10)) "$2"; }
@@ -131,11 +131,19 @@ setup_t1() {
 		ip addr add "$(rail_ip "$i" "$me")/24" dev "r$i"
 		ip link set "r$i" up
 		rdma link add "rxe$i" type rxe netdev "$nic" || return 1
+		# Optional shaping, e.g. MRBOND_SHAPE_RATE=100mbit: TCG guests are
+		# slow, but a shaped link makes bandwidth ratios independent of it.
+		if [[ -n ${MRBOND_SHAPE_RATE:-} ]]; then
+			tc qdisc add dev "$nic" root tbf rate "$MRBOND_SHAPE_RATE" \
+				burst 64kb latency 50ms || return 1
+		fi
 	done
 	ip link set bond0 up
 }
 
-slave_of_link() { nic_by_mac "$(link_mac "$(role_index)" "$1")"; }
+slave_of_link() {
+	nic_by_mac "$(link_mac "$(role_index)" "$1")" || { echo "no NIC for link $1" >&2; return 1; }
+}
 
 slave_info() {  # slave_info NIC FIELD
 	ip -j -d link show dev "$1" | jq -r ".[0].linkinfo.info_slave_data.$2"

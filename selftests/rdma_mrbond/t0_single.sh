@@ -53,7 +53,38 @@ test_modprobe_remove() {
 	! grep -q '^rdma_mrbond ' /proc/modules
 }
 
-ktap_header 5
+# KUnit: the policy core's self-checks in kernel context. Every KUnit result
+# (the parameterised scenarios included) becomes one KTAP result here.
+kunit_results() {
+	local results=/sys/kernel/debug/kunit/rdma_mrbond_policy/results
+	mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
+	modprobe rdma_mrbond_kunit || return 1
+	[[ -r $results ]] || { echo "no $results"; return 1; }
+	cat "$results"
+}
+KUNIT_LOG=$TB_TMP/kunit
+kunit_results >"$KUNIT_LOG" 2>&1
+# Leaf results are the indented "ok N name" lines of the suite's cases and of
+# the parameterised case's scenarios; the case lines that contain sub-results
+# are summaries, so count only leaves: lines followed by no deeper level.
+mapfile -t KUNIT_LEAVES < <(awk '
+	/^ *(not )?ok [0-9]+ / { depth = match($0, /[^ ]/); line[n] = $0; d[n++] = depth }
+	END { for (i = 0; i < n; i++) if (!(i > 0 && d[i - 1] > d[i]) && d[i] > 1) print line[i] }
+' "$KUNIT_LOG")
+
+ktap_header $((5 + (${#KUNIT_LEAVES[@]} ? ${#KUNIT_LEAVES[@]} : 1)))
+sed 's/^/# kunit: /' "$KUNIT_LOG"
+if ((${#KUNIT_LEAVES[@]} == 0)); then
+	ktap_fail kunit_rdma_mrbond_policy
+fi
+for leaf in "${KUNIT_LEAVES[@]}"; do
+	name=$(sed -E 's/^ *(not )?ok [0-9]+ //; s/ /_/g' <<<"$leaf")
+	if [[ $leaf =~ ^\ *ok ]]; then
+		ktap_pass "kunit_$name"
+	else
+		ktap_fail "kunit_$name"
+	fi
+done
 if ! out=$(setup_t0 2>&1); then
 	echo "$out" | sed 's/^/# /'
 	echo "Bail out! T0 setup failed"

@@ -16,8 +16,8 @@ test_lacp_converged() {
 test_rxe_members() {
 	local i nic
 	for ((i = 0; i < MRBOND_LINKS; i++)); do
-		nic=$(slave_of_link "$i")
-		rdma link show "rxe$i/1" | grep -q "netdev $nic" ||
+		nic=$(slave_of_link "$i") || return 1
+		rdma link show "rxe$i/1" | grep -qw "netdev $nic" ||
 			{ echo "rxe$i not on slave $nic"; rdma link show; return 1; }
 		gid_index_of "rxe$i" "$(rail_ip "$i" "$ME")" >/dev/null ||
 			{ echo "rxe$i has no RoCE v2 GID for $(rail_ip "$i" "$ME")"; return 1; }
@@ -31,7 +31,7 @@ slave_mii() { slave_info "$1" mii_status; }
 
 test_link_down_seen() {
 	local nic t0
-	nic=$(slave_of_link 0)
+	nic=$(slave_of_link 0) || return 1
 	barrier linkdown-pre || return 1
 	if [[ $MRBOND_ROLE == hosta ]]; then
 		fault link 0 down || { echo "QMP set_link off failed"; return 1; }
@@ -45,7 +45,7 @@ test_link_down_seen() {
 
 test_link_up_restored() {
 	local nic
-	nic=$(slave_of_link 0)
+	nic=$(slave_of_link 0) || return 1
 	barrier linkup-pre || return 1
 	if [[ $MRBOND_ROLE == hosta ]]; then
 		fault link 0 up || { echo "QMP set_link on failed"; return 1; }

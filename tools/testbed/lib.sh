@@ -3,7 +3,9 @@
 
 MRBOND_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 # Build products live outside the repository so that a fresh clone reuses them.
-MRBOND_CACHE=${MRBOND_CACHE:-/var/cache/rdma_mrbond}
+# Not under /var/cache, /var/tmp or /run: virtme-ng mounts tmpfs there in the
+# guest, which would hide the module tree it links to.
+MRBOND_CACHE=${MRBOND_CACHE:-/var/lib/rdma_mrbond}
 LLVM_SUFFIX=${LLVM_SUFFIX:--19}
 KSRC_TARBALL=${KSRC_TARBALL:-/usr/src/linux-source-6.12.tar.xz}
 KBASE_CONFIG=$MRBOND_ROOT/tools/testbed/kernel/base.config

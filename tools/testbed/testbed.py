@@ -89,13 +89,17 @@ class Guest:
                     f"mac={guest_mac(self.index, link)},speed=10000,duplex=full")
         cmd = ["vng", "--run", a.kdir, "--force-9p", "--user", "root",
                "--memory", a.memory, "--cpus", "1", "--verbose",
-               "--rwdir", self.run_dir]
+               "--rwdir", self.run_dir,
+               # Mounted explicitly: a clone under /var/tmp would otherwise be
+               # hidden by the tmpfs virtme-init mounts there.
+               "--rodir", a.root]
         if not a.kvm:
             cmd.append("--disable-kvm")
         for opt in qemu:
-            cmd += ["--qemu-opts", opt]
+            cmd.append(f"--qemu-opts={opt}")  # "-qmp …" would parse as a flag
         env = (f"MRBOND_ROLE={self.role} MRBOND_RUN={self.run_dir} "
-               f"MRBOND_LINKS={a.links} MRBOND_ROOT={a.root}")
+               f"MRBOND_LINKS={a.links} MRBOND_ROOT={a.root} "
+               f"MRBOND_SHAPE_RATE={a.shape_rate}")
         cmd += ["--exec", f"cd {a.root} && {env} bash {a.script} {self.role}"]
         return cmd
 
@@ -201,6 +205,8 @@ def main():
     p.add_argument("--script", required=True, help="role script run in every guest")
     p.add_argument("--timeout", type=int, default=900, help="hard limit, seconds")
     p.add_argument("--memory", default="1536M")
+    p.add_argument("--shape-rate", default=os.environ.get("MRBOND_SHAPE_RATE", ""),
+                   help="tbf rate on every T1 link inside the guests, e.g. 100mbit")
     p.add_argument("--run-dir", help="keep logs here (default: a temporary dir)")
     p.add_argument("--kvm", action="store_true",
                    default=os.environ.get("MRBOND_KVM") == "1",
@@ -253,6 +259,9 @@ def main():
 
     total_pass = total_fail = total_skip = 0
     for g in guests:
+        if g.proc is None:
+            failures.append(f"{g.role}: never started")
+            continue
         with open(g.console_path, errors="replace") as f:
             console = f.read()
         for marker in ("Kernel panic", "BUG:", "Oops:", "WARNING:", "general protection"):
