@@ -23,7 +23,7 @@ impl Registration {
 }
 
 /// Called by the RDMA core for every device, present or future.
-pub(crate) fn device_added(dev: &IbDevice) -> Result {
+pub(crate) fn device_added(dev: &IbDevice<'_>) -> Result {
     pr_info!(
         "sees RDMA device {} ({} port(s), driver id {})\n",
         dev.name(),
@@ -34,6 +34,6 @@ pub(crate) fn device_added(dev: &IbDevice) -> Result {
 }
 
 /// Called by the RDMA core before a device it reported goes away.
-pub(crate) fn device_removed(dev: &IbDevice) {
+pub(crate) fn device_removed(dev: &IbDevice<'_>) {
     pr_info!("RDMA device {} removed\n", dev.name());
 }

@@ -106,7 +106,7 @@ impl Drop for ClientRegistration {
 ///
 /// Called only by the C glue's `ib_client.add` with the device it was given.
 #[no_mangle]
-pub unsafe extern "C" fn mrbond_rs_ib_device_added(dev: *mut RawIbDevice) -> kernel::ffi::c_int {
+pub(crate) unsafe extern "C" fn mrbond_rs_ib_device_added(dev: *mut RawIbDevice) -> kernel::ffi::c_int {
     from_result(|| {
         let dev = NonNull::new(dev).ok_or(EINVAL)?;
         // SAFETY: the RDMA core keeps `dev` registered for the whole callback.
@@ -122,7 +122,7 @@ pub unsafe extern "C" fn mrbond_rs_ib_device_added(dev: *mut RawIbDevice) -> ker
 ///
 /// Called only by the C glue's `ib_client.remove` with the device it was given.
 #[no_mangle]
-pub unsafe extern "C" fn mrbond_rs_ib_device_removed(dev: *mut RawIbDevice) {
+pub(crate) unsafe extern "C" fn mrbond_rs_ib_device_removed(dev: *mut RawIbDevice) {
     if let Some(dev) = NonNull::new(dev) {
         // SAFETY: the device stays valid until `.remove` returns.
         let dev = unsafe { IbDevice::from_raw(dev) };

@@ -15,6 +15,8 @@ use kernel::prelude::*;
 
 mod client;
 mod ffi;
+#[path = "policy/mod.rs"]
+pub mod policy;
 
 module! {
     type: RdmaMrbond,

@@ -222,7 +222,11 @@ pub fn plan_failover(view: &MemberView, qps: &[QpEntry], out: &mut [Action]) -> 
     }
     let mut got = [0u64; MAX_MEMBERS];
 
-    for (i, q) in qps.iter().enumerate() {
+    // Index loops instead of `enumerate()`: its counter increment inherits
+    // the caller's overflow checks and can leave a panic path in the kernel
+    // object, while a range over `0..len` cannot overflow.
+    for i in 0..qps.len() {
+        let Some(q) = qps.get(i) else { break };
         if view.keep.contains(q.member) {
             continue;
         }
@@ -318,7 +322,8 @@ pub fn plan_rebalance(
             break;
         }
         let mut pick: Option<(usize, &QpEntry)> = None;
-        for (i, q) in qps.iter().enumerate() {
+        for i in 0..qps.len() {
+            let Some(q) = qps.get(i) else { break };
             if q.member != src || q.load == 0 {
                 continue;
             }

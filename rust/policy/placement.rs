@@ -492,26 +492,42 @@ impl Placer {
         if self.usable.is_empty() {
             return None;
         }
-        // All 16 slots, unusable ones forced to u64::MAX without a branch:
-        // straight-line code beats walking the mask at 8 members (see
-        // `SmoothWrr::pick`). Real keys are below u64::MAX (LQF_COUNT_LIMIT).
-        let usable = u64::from(self.usable.bits());
-        let mut keys = [u64::MAX; MAX_MEMBERS];
-        for ((i, k), s) in keys.iter_mut().enumerate().zip(self.slots.iter()) {
-            let unusable = (usable.wrapping_shr(i as u32) & 1).wrapping_sub(1);
-            *k = s.lqf_key | unusable;
-        }
-        let [a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15] = keys;
-        let best = a0
-            .min(a1)
-            .min(a2.min(a3))
-            .min(a4.min(a5).min(a6.min(a7)))
-            .min(
-                a8.min(a9)
-                    .min(a10.min(a11))
-                    .min(a12.min(a13).min(a14.min(a15))),
-            );
+        // Straight-line scan of the first 8 or all 16 slots, as in
+        // `SmoothWrr::pick`; unusable slots read as u64::MAX, which no real
+        // key reaches (LQF_COUNT_LIMIT).
+        let best = if self.usable.bits() <= 0xff {
+            let [a0, a1, a2, a3, a4, a5, a6, a7] = self.lqf_keys::<8>();
+            a0.min(a1).min(a2.min(a3)).min(a4.min(a5).min(a6.min(a7)))
+        } else {
+            let [a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15] =
+                self.lqf_keys::<MAX_MEMBERS>();
+            a0.min(a1)
+                .min(a2.min(a3))
+                .min(a4.min(a5).min(a6.min(a7)))
+                .min(
+                    a8.min(a9)
+                        .min(a10.min(a11))
+                        .min(a12.min(a13).min(a14.min(a15))),
+                )
+        };
         MemberIndex::new((best & 0xf) as usize)
+    }
+
+    /// LQF keys of the first `N` slots, `u64::MAX` for unusable members.
+    #[inline(always)]
+    fn lqf_keys<const N: usize>(&self) -> [u64; N] {
+        let usable = u64::from(self.usable.bits());
+        let mut keys = [u64::MAX; N];
+        if let Some(slots) = self.slots.get(..N) {
+            for i in 0..N {
+                if let (Some(k), Some(s)) = (keys.get_mut(i), slots.get(i)) {
+                    // All ones for an unusable member, without a branch.
+                    let unusable = (usable.wrapping_shr(i as u32) & 1).wrapping_sub(1);
+                    *k = s.lqf_key | unusable;
+                }
+            }
+        }
+        keys
     }
 
     #[inline]

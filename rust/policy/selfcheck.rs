@@ -135,8 +135,9 @@ pub fn wrr_seed_share() -> CaseResult {
 pub fn wrr_weights_respected() -> CaseResult {
     let mut p = Placer::new(Policy::Wrr);
     let weights: [u16; 4] = [1, 2, 3, 5];
-    for (i, w) in weights.iter().enumerate() {
-        p.add_member(m(i)?, *w).map_err(|e| e.message())?;
+    for i in 0..weights.len() {
+        let w = weights.get(i).copied().ok_or("weight")?;
+        p.add_member(m(i)?, w).map_err(|e| e.message())?;
     }
     p.set_usable_mask(MemberMask::first_n(4));
     let round: u64 = 11;
@@ -186,8 +187,8 @@ pub fn wrr_utilisation_update() -> CaseResult {
 pub fn lqf_minimum() -> CaseResult {
     let mut p = placer_with(Policy::Lqf, 4, 100)?;
     let wqes = [5u32, 3, 3, 7];
-    for (i, w) in wqes.iter().enumerate() {
-        p.set_outstanding_wqes(m(i)?, *w);
+    for i in 0..wqes.len() {
+        p.set_outstanding_wqes(m(i)?, wqes.get(i).copied().ok_or("wqes")?);
     }
     p.qp_added(m(1)?);
     p.qp_added(m(1)?);
@@ -242,7 +243,7 @@ pub fn hash_stable() -> CaseResult {
         place_n(&mut p, &r, 1, &mut counts)?;
     }
     ensure(
-        counts.iter().take(4).all(|&c| c >= 128),
+        counts.get(..4).is_some_and(|c| c.iter().all(|&n| n >= 128)),
         "source ports do not spread",
     )
 }
@@ -460,7 +461,8 @@ fn rr_table<const N: usize>(members: usize) -> Result<[QpEntry; N], &'static str
         member: m(0)?,
         load: 1,
     }; N];
-    for (i, q) in t.iter_mut().enumerate() {
+    for i in 0..N {
+        let q = t.get_mut(i).ok_or("table")?;
         q.id = 1000u32.saturating_add(i as u32);
         q.member = m(i.checked_rem(members).ok_or("members")?)?;
     }

@@ -129,20 +129,31 @@ pub const fn smooth_utilisation(old: u16, sample: u16) -> u16 {
     (old as u32).saturating_add(sample as u32).div_ceil(2) as u16
 }
 
-/// Minimum of 16 keys as a balanced tree, so the reduction is 4 compare
-/// levels deep instead of a 16-long dependency chain.
+/// Bias that makes every selection key non-negative.
+const KEY_BIAS: i64 = 1 << 58;
+
+/// Selection key of a deadline: `(deadline + 2^58) * 16 + index`, so one
+/// integer minimum finds the earliest deadline and, on ties, the lowest
+/// index. Deadlines stay well inside +-2^57: currents are bounded by the
+/// member count times the total weight (< 2^41 for u32 weights) and the state
+/// is re-origined every 2^32 picks, so the key is non-negative and below
+/// `i64::MAX`.
 #[inline(always)]
-fn min_tree(k: [i64; MAX_MEMBERS]) -> i64 {
-    let [a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15] = k;
-    let b0 = a0.min(a1);
-    let b1 = a2.min(a3);
-    let b2 = a4.min(a5);
-    let b3 = a6.min(a7);
-    let b4 = a8.min(a9);
-    let b5 = a10.min(a11);
-    let b6 = a12.min(a13);
-    let b7 = a14.min(a15);
-    b0.min(b1).min(b2.min(b3)).min(b4.min(b5).min(b6.min(b7)))
+fn deadline_key(deadline: i64, index: usize) -> i64 {
+    deadline.wrapping_add(KEY_BIAS).wrapping_shl(4) | (index & (MAX_MEMBERS - 1)) as i64
+}
+
+/// `floor(n / d)` and `n - d * floor(n / d)` for `d > 0`. Hand-written
+/// instead of `div_euclid`: core's version carries an overflow-check panic
+/// path when core itself is built with overflow checks, as in the kernel.
+fn floor_divmod(n: i64, d: i64) -> (i64, i64) {
+    let q = n.checked_div(d).unwrap_or(0);
+    let r = n.checked_rem(d).unwrap_or(0);
+    if r < 0 {
+        (q.saturating_sub(1), r.saturating_add(d))
+    } else {
+        (q, r)
+    }
 }
 
 /// Picks after which the slot counter is re-origined, keeping every
@@ -159,7 +170,8 @@ pub struct SmoothWrr {
     rem: [i64; MAX_MEMBERS],
     /// Slot from which the member's next pick may happen.
     release: [i64; MAX_MEMBERS],
-    /// Slot by which the member's next pick is due.
+    /// Slot by which the member's next pick is due, as the selection key
+    /// `deadline * 16 + index` (see `pick`); `i64::MAX` when not eligible.
     deadline: [i64; MAX_MEMBERS],
     /// `S / w` and `S % w`: how far a pick moves the member's window.
     step_quo: [i64; MAX_MEMBERS],
@@ -310,10 +322,12 @@ impl SmoothWrr {
             let ci = c.get(i).copied().unwrap_or(0);
             let n = s.saturating_sub(ci);
             let (q, r, rel, sq, sr) = if on {
+                let (q, r) = floor_divmod(n, w);
+                let (rel, _) = floor_divmod(n.saturating_sub(s), w);
                 (
-                    n.checked_div_euclid(w).unwrap_or(0),
-                    n.checked_rem_euclid(w).unwrap_or(0),
-                    n.saturating_sub(s).checked_div_euclid(w).unwrap_or(0),
+                    q,
+                    r,
+                    rel,
                     s.checked_div(w).unwrap_or(0),
                     s.checked_rem(w).unwrap_or(0),
                 )
@@ -321,7 +335,7 @@ impl SmoothWrr {
                 (0, 0, i64::MAX, 0, 0)
             };
             let dl = if on {
-                q.saturating_add(i64::from(r > 0))
+                deadline_key(q.saturating_add(i64::from(r > 0)), i)
             } else {
                 i64::MAX
             };
@@ -343,29 +357,55 @@ impl SmoothWrr {
         }
     }
 
+    /// Selection keys of the first `N` slots at `slot`: the deadline key of
+    /// released members, `i64::MAX` for the others.
+    #[inline(always)]
+    fn keys<const N: usize>(&self, slot: i64) -> [i64; N] {
+        let mut keys = [i64::MAX; N];
+        // An index loop: nested `zip` keeps an overflow-check panic path of
+        // core's in the object when core is built with overflow checks.
+        for i in 0..N {
+            if let (Some(k), Some(&r), Some(&d)) =
+                (keys.get_mut(i), self.release.get(i), self.deadline.get(i))
+            {
+                // Branch-free select: all ones when not released yet. Real
+                // releases and `slot` are small and `slot - i64::MAX` is
+                // negative, so the subtraction never wraps.
+                let not_released = slot.wrapping_sub(r).wrapping_shr(63);
+                // Keys are non-negative (biased), so OR-ing in i64::MAX
+                // gives i64::MAX. Plain bit operations rather than a select:
+                // LLVM turns a select on a loaded value into a branch.
+                *k = d | (not_released & i64::MAX);
+            }
+        }
+        keys
+    }
+
     /// Picks the next member, or `None` when no member is eligible.
     #[inline]
     pub fn pick(&mut self) -> Option<MemberIndex> {
         let slot = self.slot;
-        // Earliest deadline as one key, `deadline * 16 + index`, so the
-        // minimum key is the earliest deadline with the lowest index on ties.
-        // Deadlines stay far below 2^59 (they are re-origined every 2^32
-        // picks), so the shift never overflows. All 16 slots are scanned
-        // (members that cannot win have release = i64::MAX): a fixed trip
-        // count unrolls into straight-line code with no data-dependent branch,
-        // which is faster at 8 members than walking the mask.
-        let mut keys = [i64::MAX; MAX_MEMBERS];
-        for (i, k) in keys.iter_mut().enumerate() {
-            if let (Some(&rel), Some(&dl)) = (self.release.get(i), self.deadline.get(i)) {
-                // Branch-free select: all ones when not released yet. `slot`
-                // and real releases are small, and `slot - i64::MAX` is
-                // negative, so the subtraction never wraps.
-                let not_released = slot.wrapping_sub(rel).wrapping_shr(63);
-                let key = dl.wrapping_shl(4) | i as i64;
-                *k = key ^ ((key ^ i64::MAX) & not_released);
-            }
-        }
-        let best_key = min_tree(keys);
+        // The minimum key is the earliest deadline among released members,
+        // lowest index on ties. Every slot of the table is scanned (members
+        // that cannot win have release = i64::MAX) because a fixed trip
+        // count unrolls into straight-line code with no data-dependent
+        // branch; only the first 8 slots when no higher member is eligible,
+        // a branch that is predictable because membership rarely changes.
+        let best_key = if self.eligible.bits() <= 0xff {
+            let [a0, a1, a2, a3, a4, a5, a6, a7] = self.keys::<8>(slot);
+            a0.min(a1).min(a2.min(a3)).min(a4.min(a5).min(a6.min(a7)))
+        } else {
+            let [a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15] =
+                self.keys::<MAX_MEMBERS>(slot);
+            a0.min(a1)
+                .min(a2.min(a3))
+                .min(a4.min(a5).min(a6.min(a7)))
+                .min(
+                    a8.min(a9)
+                        .min(a10.min(a11))
+                        .min(a12.min(a13).min(a14.min(a15))),
+                )
+        };
         let best = if best_key == i64::MAX {
             // The currents sum to zero, so some member is always released;
             // this only guards the type system's view.
@@ -394,7 +434,7 @@ impl SmoothWrr {
             }
             *q = nq;
             *r = nr;
-            *dl = nq.wrapping_add(i64::from(nr > 0));
+            *dl = deadline_key(nq.wrapping_add(i64::from(nr > 0)), best);
         }
         self.slot = slot.wrapping_add(1);
         if self.slot >= REBASE_AT {

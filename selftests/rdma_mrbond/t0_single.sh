@@ -67,7 +67,7 @@ kunit_results >"$KUNIT_LOG" 2>&1
 # Leaf results are the indented "ok N name" lines of the suite's cases and of
 # the parameterised case's scenarios; the case lines that contain sub-results
 # are summaries, so count only leaves: lines followed by no deeper level.
-mapfile -t KUNIT_LEAVES < <(awk '
+mapfile -t KUNIT_LEAVES < <(awk 'BEGIN { n = 0 }
 	/^ *(not )?ok [0-9]+ / { depth = match($0, /[^ ]/); line[n] = $0; d[n++] = depth }
 	END { for (i = 0; i < n; i++) if (!(i > 0 && d[i - 1] > d[i]) && d[i] > 1) print line[i] }
 ' "$KUNIT_LOG")

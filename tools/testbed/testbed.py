@@ -18,6 +18,7 @@ import argparse
 import json
 import os
 import re
+import shlex
 import shutil
 import signal
 import socket
@@ -99,7 +100,7 @@ class Guest:
             cmd.append(f"--qemu-opts={opt}")  # "-qmp …" would parse as a flag
         env = (f"MRBOND_ROLE={self.role} MRBOND_RUN={self.run_dir} "
                f"MRBOND_LINKS={a.links} MRBOND_ROOT={a.root} "
-               f"MRBOND_SHAPE_RATE={a.shape_rate}")
+               f"MRBOND_SHAPE_RATE={shlex.quote(a.shape_rate)}")
         cmd += ["--exec", f"cd {a.root} && {env} bash {a.script} {self.role}"]
         return cmd
 
