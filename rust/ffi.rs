@@ -106,7 +106,9 @@ impl Drop for ClientRegistration {
 ///
 /// Called only by the C glue's `ib_client.add` with the device it was given.
 #[no_mangle]
-pub(crate) unsafe extern "C" fn mrbond_rs_ib_device_added(dev: *mut RawIbDevice) -> kernel::ffi::c_int {
+pub(crate) unsafe extern "C" fn mrbond_rs_ib_device_added(
+    dev: *mut RawIbDevice,
+) -> kernel::ffi::c_int {
     from_result(|| {
         let dev = NonNull::new(dev).ok_or(EINVAL)?;
         // SAFETY: the RDMA core keeps `dev` registered for the whole callback.

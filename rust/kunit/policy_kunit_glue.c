@@ -8,9 +8,7 @@
 #include <kunit/test.h>
 #include <linux/module.h>
 
-size_t mrbond_kunit_case_count(void);
-int mrbond_kunit_case_name(size_t index, const u8 **name, size_t *len);
-int mrbond_kunit_case_run(size_t index, const u8 **msg, size_t *len);
+#include "rdma_mrbond_kunit.h"
 
 /* Parameters are scenario index + 1, so that no parameter is NULL. */
 static const void *policy_case_next(const void *prev, char *desc)

@@ -54,6 +54,8 @@ check module-build make KDIR="$KBUILD" modules
 check module-guest-install bash tools/testbed/install-modules.sh "$KBUILD" "$MRBOND_ROOT"
 check checkpatch bash tools/testbed/checkpatch.sh "$KDIR/src"
 check rustfmt bash tools/testbed/rustfmt-check.sh "$KBUILD"
+check clippy-module make KDIR="$KBUILD" clippy
+check clippy-host cargo clippy --workspace --all-targets -- -D warnings
 
 # Host tests of the policy core: count cargo's own per-binary results.
 if cargo test --workspace >"$LOGDIR/cargo-test.log" 2>&1; then rc=0; else rc=1; fi
