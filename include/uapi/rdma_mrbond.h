@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: ((GPL-2.0 WITH Linux-syscall-note) OR BSD-3-Clause) */
+/* Do not edit directly, auto-generated from: */
+/*	Documentation/netlink/specs/rdma_mrbond.yaml */
+/* YNL-GEN uapi header */
+
+#ifndef _UAPI_LINUX_RDMA_MRBOND_H
+#define _UAPI_LINUX_RDMA_MRBOND_H
+
+#define RDMA_MRBOND_FAMILY_NAME		"rdma_mrbond"
+#define RDMA_MRBOND_FAMILY_VERSION	1
+
+/**
+ * enum rdma_mrbond_mode - Deployment mode; the receive side decides which ones
+ *   are correct.
+ * @RDMA_MRBOND_MODE_RAIL: Every member has its own rail (netdev or VLAN,
+ *   subnet, route).
+ * @RDMA_MRBOND_MODE_ACTIVE_BACKUP: All QPs on the member of the bond's active
+ *   slave.
+ */
+enum rdma_mrbond_mode {
+	RDMA_MRBOND_MODE_RAIL,
+	RDMA_MRBOND_MODE_ACTIVE_BACKUP,
+};
+
+/**
+ * enum rdma_mrbond_policy - How new QPs are placed on usable members.
+ * @RDMA_MRBOND_POLICY_WRR: Smooth weighted round robin, weight scaled by live
+ *   headroom.
+ * @RDMA_MRBOND_POLICY_LQF: Least queued work (outstanding WQEs, then QPs, then
+ *   index).
+ * @RDMA_MRBOND_POLICY_HASH: Static layer3+4 hash of the flow, as bonding's.
+ * @RDMA_MRBOND_POLICY_RR: Round robin.
+ * @RDMA_MRBOND_POLICY_PINNED: Only explicitly pinned QPs/PDs; others are
+ *   refused.
+ */
+enum rdma_mrbond_policy {
+	RDMA_MRBOND_POLICY_WRR,
+	RDMA_MRBOND_POLICY_LQF,
+	RDMA_MRBOND_POLICY_HASH,
+	RDMA_MRBOND_POLICY_RR,
+	RDMA_MRBOND_POLICY_PINNED,
+};
+
+enum rdma_mrbond_admin_state {
+	RDMA_MRBOND_ADMIN_STATE_UP,
+	RDMA_MRBOND_ADMIN_STATE_DRAIN,
+	RDMA_MRBOND_ADMIN_STATE_DOWN,
+};
+
+/**
+ * enum rdma_mrbond_usability - Whether a member takes QPs.
+ */
+enum rdma_mrbond_usability {
+	RDMA_MRBOND_USABILITY_USABLE,
+	RDMA_MRBOND_USABILITY_DRAINING,
+	RDMA_MRBOND_USABILITY_UNUSABLE,
+};
+
+/**
+ * enum rdma_mrbond_reason - Why a member has its usability.
+ */
+enum rdma_mrbond_reason {
+	RDMA_MRBOND_REASON_READY,
+	RDMA_MRBOND_REASON_NOT_MEMBER,
+	RDMA_MRBOND_REASON_ADMIN_DRAIN,
+	RDMA_MRBOND_REASON_ADMIN_DOWN,
+	RDMA_MRBOND_REASON_DEVICE_ABSENT,
+	RDMA_MRBOND_REASON_PORT_DOWN,
+	RDMA_MRBOND_REASON_LINK_DOWN,
+	RDMA_MRBOND_REASON_LACP_NOT_DISTRIBUTING,
+	RDMA_MRBOND_REASON_UP_DELAY,
+	RDMA_MRBOND_REASON_DOWN_DELAY,
+};
+
+enum {
+	RDMA_MRBOND_A_MEMBER_IBDEV = 1,
+	RDMA_MRBOND_A_MEMBER_NETDEV_IFINDEX,
+	RDMA_MRBOND_A_MEMBER_WEIGHT,
+	RDMA_MRBOND_A_MEMBER_ADMIN,
+	RDMA_MRBOND_A_MEMBER_USABILITY,
+	RDMA_MRBOND_A_MEMBER_REASON,
+	RDMA_MRBOND_A_MEMBER_QPS,
+	RDMA_MRBOND_A_MEMBER_OUTSTANDING,
+	RDMA_MRBOND_A_MEMBER_TRANSITIONS,
+	RDMA_MRBOND_A_MEMBER_LACP_SLAVE,
+	RDMA_MRBOND_A_MEMBER_LINK_UP,
+	RDMA_MRBOND_A_MEMBER_TX_ENABLED,
+
+	__RDMA_MRBOND_A_MEMBER_MAX,
+	RDMA_MRBOND_A_MEMBER_MAX = (__RDMA_MRBOND_A_MEMBER_MAX - 1)
+};
+
+enum {
+	RDMA_MRBOND_A_BOND_IBDEV_INDEX = 1,
+	RDMA_MRBOND_A_BOND_NAME,
+	RDMA_MRBOND_A_BOND_MODE,
+	RDMA_MRBOND_A_BOND_POLICY,
+	RDMA_MRBOND_A_BOND_LACP_SOURCE,
+	RDMA_MRBOND_A_BOND_MEMBER,
+	RDMA_MRBOND_A_BOND_USABLE_MEMBERS,
+	RDMA_MRBOND_A_BOND_PLACEMENTS,
+	RDMA_MRBOND_A_BOND_PLACEMENT_FAILURES,
+
+	__RDMA_MRBOND_A_BOND_MAX,
+	RDMA_MRBOND_A_BOND_MAX = (__RDMA_MRBOND_A_BOND_MAX - 1)
+};
+
+enum {
+	RDMA_MRBOND_CMD_BOND_GET = 1,
+	RDMA_MRBOND_CMD_BOND_NEW,
+	RDMA_MRBOND_CMD_BOND_DEL,
+	RDMA_MRBOND_CMD_BOND_SET,
+	RDMA_MRBOND_CMD_MEMBER_ADD,
+	RDMA_MRBOND_CMD_MEMBER_DEL,
+	RDMA_MRBOND_CMD_MEMBER_SET,
+	RDMA_MRBOND_CMD_MEMBER_CHANGE_NTF,
+
+	__RDMA_MRBOND_CMD_MAX,
+	RDMA_MRBOND_CMD_MAX = (__RDMA_MRBOND_CMD_MAX - 1)
+};
+
+#define RDMA_MRBOND_MCGRP_EVENTS	"events"
+
+#endif /* _UAPI_LINUX_RDMA_MRBOND_H */

@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: ((GPL-2.0 WITH Linux-syscall-note) OR BSD-3-Clause)
+/* Do not edit directly, auto-generated from: */
+/*	Documentation/netlink/specs/rdma_mrbond.yaml */
+/* YNL-GEN kernel source */
+
+#include <net/netlink.h>
+#include <net/genetlink.h>
+
+#include "mrbond_nl_gen.h"
+
+#include <uapi/rdma_mrbond.h>
+
+/* Common nested types */
+const struct nla_policy rdma_mrbond_member_nl_policy[RDMA_MRBOND_A_MEMBER_TX_ENABLED + 1] = {
+	[RDMA_MRBOND_A_MEMBER_IBDEV] = { .type = NLA_NUL_STRING, .len = 63, },
+	[RDMA_MRBOND_A_MEMBER_NETDEV_IFINDEX] = { .type = NLA_U32, },
+	[RDMA_MRBOND_A_MEMBER_WEIGHT] = NLA_POLICY_RANGE(NLA_U32, 1, 1000),
+	[RDMA_MRBOND_A_MEMBER_ADMIN] = NLA_POLICY_MAX(NLA_U32, 2),
+	[RDMA_MRBOND_A_MEMBER_USABILITY] = NLA_POLICY_MAX(NLA_U32, 2),
+	[RDMA_MRBOND_A_MEMBER_REASON] = NLA_POLICY_MAX(NLA_U32, 9),
+	[RDMA_MRBOND_A_MEMBER_QPS] = { .type = NLA_U32, },
+	[RDMA_MRBOND_A_MEMBER_OUTSTANDING] = { .type = NLA_U64, },
+	[RDMA_MRBOND_A_MEMBER_TRANSITIONS] = { .type = NLA_U64, },
+	[RDMA_MRBOND_A_MEMBER_LACP_SLAVE] = { .type = NLA_FLAG, },
+	[RDMA_MRBOND_A_MEMBER_LINK_UP] = { .type = NLA_U8, },
+	[RDMA_MRBOND_A_MEMBER_TX_ENABLED] = { .type = NLA_U8, },
+};
+
+/* RDMA_MRBOND_CMD_BOND_GET - do */
+static const struct nla_policy rdma_mrbond_bond_get_nl_policy[RDMA_MRBOND_A_BOND_NAME + 1] = {
+	[RDMA_MRBOND_A_BOND_NAME] = { .type = NLA_NUL_STRING, .len = 63, },
+};
+
+/* RDMA_MRBOND_CMD_BOND_NEW - do */
+static const struct nla_policy rdma_mrbond_bond_new_nl_policy[RDMA_MRBOND_A_BOND_MEMBER + 1] = {
+	[RDMA_MRBOND_A_BOND_NAME] = { .type = NLA_NUL_STRING, .len = 63, },
+	[RDMA_MRBOND_A_BOND_MODE] = NLA_POLICY_MAX(NLA_U32, 1),
+	[RDMA_MRBOND_A_BOND_POLICY] = NLA_POLICY_MAX(NLA_U32, 4),
+	[RDMA_MRBOND_A_BOND_LACP_SOURCE] = { .type = NLA_U32, },
+	[RDMA_MRBOND_A_BOND_MEMBER] = NLA_POLICY_NESTED(rdma_mrbond_member_nl_policy),
+};
+
+/* RDMA_MRBOND_CMD_BOND_DEL - do */
+static const struct nla_policy rdma_mrbond_bond_del_nl_policy[RDMA_MRBOND_A_BOND_NAME + 1] = {
+	[RDMA_MRBOND_A_BOND_NAME] = { .type = NLA_NUL_STRING, .len = 63, },
+};
+
+/* RDMA_MRBOND_CMD_BOND_SET - do */
+static const struct nla_policy rdma_mrbond_bond_set_nl_policy[RDMA_MRBOND_A_BOND_POLICY + 1] = {
+	[RDMA_MRBOND_A_BOND_NAME] = { .type = NLA_NUL_STRING, .len = 63, },
+	[RDMA_MRBOND_A_BOND_POLICY] = NLA_POLICY_MAX(NLA_U32, 4),
+};
+
+/* RDMA_MRBOND_CMD_MEMBER_ADD - do */
+static const struct nla_policy rdma_mrbond_member_add_nl_policy[RDMA_MRBOND_A_BOND_MEMBER + 1] = {
+	[RDMA_MRBOND_A_BOND_NAME] = { .type = NLA_NUL_STRING, .len = 63, },
+	[RDMA_MRBOND_A_BOND_MEMBER] = NLA_POLICY_NESTED(rdma_mrbond_member_nl_policy),
+};
+
+/* RDMA_MRBOND_CMD_MEMBER_DEL - do */
+static const struct nla_policy rdma_mrbond_member_del_nl_policy[RDMA_MRBOND_A_BOND_MEMBER + 1] = {
+	[RDMA_MRBOND_A_BOND_NAME] = { .type = NLA_NUL_STRING, .len = 63, },
+	[RDMA_MRBOND_A_BOND_MEMBER] = NLA_POLICY_NESTED(rdma_mrbond_member_nl_policy),
+};
+
+/* RDMA_MRBOND_CMD_MEMBER_SET - do */
+static const struct nla_policy rdma_mrbond_member_set_nl_policy[RDMA_MRBOND_A_BOND_MEMBER + 1] = {
+	[RDMA_MRBOND_A_BOND_NAME] = { .type = NLA_NUL_STRING, .len = 63, },
+	[RDMA_MRBOND_A_BOND_MEMBER] = NLA_POLICY_NESTED(rdma_mrbond_member_nl_policy),
+};
+
+/* Ops table for rdma_mrbond */
+static const struct genl_split_ops rdma_mrbond_nl_ops[] = {
+	{
+		.cmd		= RDMA_MRBOND_CMD_BOND_GET,
+		.doit		= rdma_mrbond_nl_bond_get_doit,
+		.policy		= rdma_mrbond_bond_get_nl_policy,
+		.maxattr	= RDMA_MRBOND_A_BOND_NAME,
+		.flags		= GENL_CMD_CAP_DO,
+	},
+	{
+		.cmd	= RDMA_MRBOND_CMD_BOND_GET,
+		.dumpit	= rdma_mrbond_nl_bond_get_dumpit,
+		.flags	= GENL_CMD_CAP_DUMP,
+	},
+	{
+		.cmd		= RDMA_MRBOND_CMD_BOND_NEW,
+		.doit		= rdma_mrbond_nl_bond_new_doit,
+		.policy		= rdma_mrbond_bond_new_nl_policy,
+		.maxattr	= RDMA_MRBOND_A_BOND_MEMBER,
+		.flags		= GENL_ADMIN_PERM | GENL_CMD_CAP_DO,
+	},
+	{
+		.cmd		= RDMA_MRBOND_CMD_BOND_DEL,
+		.doit		= rdma_mrbond_nl_bond_del_doit,
+		.policy		= rdma_mrbond_bond_del_nl_policy,
+		.maxattr	= RDMA_MRBOND_A_BOND_NAME,
+		.flags		= GENL_ADMIN_PERM | GENL_CMD_CAP_DO,
+	},
+	{
+		.cmd		= RDMA_MRBOND_CMD_BOND_SET,
+		.doit		= rdma_mrbond_nl_bond_set_doit,
+		.policy		= rdma_mrbond_bond_set_nl_policy,
+		.maxattr	= RDMA_MRBOND_A_BOND_POLICY,
+		.flags		= GENL_ADMIN_PERM | GENL_CMD_CAP_DO,
+	},
+	{
+		.cmd		= RDMA_MRBOND_CMD_MEMBER_ADD,
+		.doit		= rdma_mrbond_nl_member_add_doit,
+		.policy		= rdma_mrbond_member_add_nl_policy,
+		.maxattr	= RDMA_MRBOND_A_BOND_MEMBER,
+		.flags		= GENL_ADMIN_PERM | GENL_CMD_CAP_DO,
+	},
+	{
+		.cmd		= RDMA_MRBOND_CMD_MEMBER_DEL,
+		.doit		= rdma_mrbond_nl_member_del_doit,
+		.policy		= rdma_mrbond_member_del_nl_policy,
+		.maxattr	= RDMA_MRBOND_A_BOND_MEMBER,
+		.flags		= GENL_ADMIN_PERM | GENL_CMD_CAP_DO,
+	},
+	{
+		.cmd		= RDMA_MRBOND_CMD_MEMBER_SET,
+		.doit		= rdma_mrbond_nl_member_set_doit,
+		.policy		= rdma_mrbond_member_set_nl_policy,
+		.maxattr	= RDMA_MRBOND_A_BOND_MEMBER,
+		.flags		= GENL_ADMIN_PERM | GENL_CMD_CAP_DO,
+	},
+};
+
+static const struct genl_multicast_group rdma_mrbond_nl_mcgrps[] = {
+	[RDMA_MRBOND_NLGRP_EVENTS] = { "events", },
+};
+
+struct genl_family rdma_mrbond_nl_family __ro_after_init = {
+	.name		= RDMA_MRBOND_FAMILY_NAME,
+	.version	= RDMA_MRBOND_FAMILY_VERSION,
+	.netnsok	= true,
+	.parallel_ops	= true,
+	.module		= THIS_MODULE,
+	.split_ops	= rdma_mrbond_nl_ops,
+	.n_split_ops	= ARRAY_SIZE(rdma_mrbond_nl_ops),
+	.mcgrps		= rdma_mrbond_nl_mcgrps,
+	.n_mcgrps	= ARRAY_SIZE(rdma_mrbond_nl_mcgrps),
+};
