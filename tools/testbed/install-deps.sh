@@ -42,4 +42,9 @@ if ! vng --version 2>/dev/null | grep -q "$VIRTME_NG_VERSION"; then
 	log "pip install virtme-ng==$VIRTME_NG_VERSION"
 	pip3 install --quiet --disable-pip-version-check "virtme-ng==$VIRTME_NG_VERSION"
 fi
+# The kernel's YNL code generator (tools/net/ynl) needs these.
+if ! python3 -c 'import yaml, jsonschema' 2>/dev/null; then
+	log "pip install pyyaml jsonschema"
+	pip3 install --quiet --disable-pip-version-check 'PyYAML==6.*' 'jsonschema==4.*'
+fi
 log "all dependencies present"

@@ -56,6 +56,7 @@ check checkpatch bash tools/testbed/checkpatch.sh "$KDIR/src"
 check rustfmt bash tools/testbed/rustfmt-check.sh "$KBUILD"
 check clippy-module make KDIR="$KBUILD" clippy
 check clippy-host cargo clippy --workspace --all-targets -- -D warnings
+check ynl-generated-code bash tools/ynl-regen.sh "$KDIR/src" --check
 
 # Host tests of the policy core: count cargo's own per-binary results.
 if cargo test --workspace >"$LOGDIR/cargo-test.log" 2>&1; then rc=0; else rc=1; fi
@@ -64,6 +65,12 @@ read -r p f < <(awk '/^test result:/ { p += $4; f += $6 } END { print p + 0, f +
 ((rc != 0 && f == 0)) && f=1 # a build failure runs no test but must count
 record cargo-test "$p" "$f"
 tb_log "cargo test: $p passed, $f failed"
+# The placement benchmark fails when a policy misses p50 <= 20 ns or
+# p99 <= 50 ns at 8 members; the simulation's shares are printed, not judged.
+check placement-latency cargo run -q --release -p mrbond-policy-host \
+	--bin mrbond-placement-bench -- --check
+cargo run -q --release -p mrbond-policy-host --bin mrbond-sim >"$LOGDIR/policy-sim.log" 2>&1 &&
+	sed -n '1,5p' "$LOGDIR/policy-sim.log"
 
 # Guest suites: the runner prints "# testbed <topo>: pass:P fail:F skip:S".
 guest_suite() { # guest_suite TOPOLOGY SCRIPT TIMEOUT [ARGS]
