@@ -12,21 +12,130 @@
 
 struct ib_device;
 
-/* Rust -> C: registration of the ib_client that watches every RDMA device. */
-int mrbond_glue_client_register(void);
-void mrbond_glue_client_unregister(void);
+#define MRBOND_NAME_MAX 64	/* IB_DEVICE_NAME_MAX */
+#define MRBOND_MAX_MEMBERS 16
 
-/* Rust -> C: read-only accessors for an ib_device the client was handed. */
-const char *mrbond_glue_ib_device_name(const struct ib_device *dev);
-u32 mrbond_glue_ib_device_port_count(const struct ib_device *dev);
-u32 mrbond_glue_ib_device_driver_id(const struct ib_device *dev);
+/* Requests of the netlink family, parsed by rust/mrbond_netlink.c. */
+struct mrbond_member_spec {
+	char ibdev[MRBOND_NAME_MAX];
+	u32 weight;
+	u32 admin;
+	u8 has_weight;
+	u8 has_admin;
+};
+
+struct mrbond_bond_spec {
+	char name[MRBOND_NAME_MAX];
+	u8 has_name;
+	u8 has_mode;
+	u8 has_policy;
+	u32 mode;
+	u32 policy;
+	u32 lacp_source;	/* ifindex, 0 = none */
+	u32 nmembers;
+	struct mrbond_member_spec members[MRBOND_MAX_MEMBERS];
+};
+
+/* Snapshots for replies, dumps and events, filled by Rust. */
+struct mrbond_member_info {
+	char ibdev[MRBOND_NAME_MAX];
+	u32 netdev_ifindex;
+	u32 weight;
+	u32 admin;
+	u32 usability;
+	u32 reason;
+	u32 qps;
+	u64 outstanding;
+	u64 transitions;
+	u8 lacp_slave;
+	u8 link_up;
+	u8 tx_enabled;
+};
+
+struct mrbond_bond_info {
+	u32 ibdev_index;
+	char name[MRBOND_NAME_MAX];
+	u32 mode;
+	u32 policy;
+	u32 lacp_source;
+	u32 usable;
+	u64 placements;
+	u64 placement_failures;
+	u32 nmembers;
+	struct mrbond_member_info members[MRBOND_MAX_MEMBERS];
+};
+
+/* What the bond needs to know about a member's netdev. */
+struct mrbond_netdev_state {
+	u8 exists;
+	u8 running;
+	u8 carrier;
+	u8 bond_slave;
+	u8 link_up;		/* bond lower state, valid if bond_slave */
+	u8 tx_enabled;		/* bond lower state, valid if bond_slave */
+	u32 master_ifindex;	/* valid if bond_slave */
+};
+
+/* Rust -> C (rust/mrbond_glue.c). */
 
 /*
- * C -> Rust: ib_client callbacks. Called in process context with the RDMA
- * core's client lock held; they may sleep but must not call back into
- * ib_register_client()/ib_unregister_client().
+ * Registers the workqueue, ib_client, netdev notifier, netlink family and
+ * rdma_link_ops; ctx comes back in every C -> Rust call below.
  */
-int mrbond_rs_ib_device_added(struct ib_device *dev);
-void mrbond_rs_ib_device_removed(struct ib_device *dev);
+int mrbond_glue_init(void *ctx);
+/* Stops new requests and events (link ops, netlink, notifier, work). */
+void mrbond_glue_stop(void);
+/* Unregisters the ib_client and frees the workqueue; after the bonds died. */
+void mrbond_glue_exit(void);
+/* Schedules an evaluation of every member, now. */
+void mrbond_glue_kick(void);
+u64 mrbond_glue_now_ns(void);
+int mrbond_glue_ibdev_port_active(struct ib_device *dev);
+int mrbond_glue_ibdev_netdev_ifindex(struct ib_device *dev);
+int mrbond_glue_ibdev_is_roce(struct ib_device *dev);
+const char *mrbond_glue_ib_device_name(const struct ib_device *dev);
+u32 mrbond_glue_ib_device_index(const struct ib_device *dev);
+void mrbond_glue_netdev_state(u32 ifindex, struct mrbond_netdev_state *st);
+/* Bonding mode (BOND_MODE_*) of a bond master, or -ENODEV / -ENOTTY. */
+int mrbond_glue_bond_mode(u32 ifindex);
+/* Ifindexes of a bond master's slaves (takes RTNL); count or -errno. */
+int mrbond_glue_bond_slaves(u32 ifindex, u32 *slaves, u32 max);
+/* Copies the netdev's name into name (IFNAMSIZ); -ENODEV if none. */
+int mrbond_glue_netdev_name(u32 ifindex, char *name);
+void mrbond_glue_notify_member(const struct mrbond_bond_info *bond, u32 slot);
+
+/* C internal: hands the registry to the netlink handlers. */
+void mrbond_netlink_set_ctx(void *ctx);
+
+/*
+ * C -> Rust. Process context, may sleep. The ib_client and netlink callbacks
+ * run without RTNL; mrbond_rs_evaluate runs on the module's ordered
+ * workqueue. Rust never holds its locks while calling C that takes RTNL.
+ */
+int mrbond_rs_ib_device_added(void *ctx, struct ib_device *dev);
+void mrbond_rs_ib_device_removed(void *ctx, struct ib_device *dev);
+struct mrbond_vdev;
+/* .remove of one of our vdevs: the core unregisters it (`rdma link del`). */
+void mrbond_rs_vdev_unregistering(void *ctx, struct mrbond_vdev *v);
+/* Returns the delay in ms until the next evaluation is due, 0 for none. */
+u32 mrbond_rs_evaluate(void *ctx, u64 event_ns);
+int mrbond_rs_link_new(void *ctx, const char *ibdev_name, u32 ifindex);
+/* NETDEV_UNREGISTER, under RTNL: drop every vdev port binding to ifindex. */
+void mrbond_rs_netdev_unregister(void *ctx, u32 ifindex);
+int mrbond_rs_bond_new(void *ctx, const struct mrbond_bond_spec *spec,
+		       struct mrbond_bond_info *reply, const char **extack);
+int mrbond_rs_bond_del(void *ctx, const struct mrbond_bond_spec *spec,
+		       const char **extack);
+int mrbond_rs_bond_set(void *ctx, const struct mrbond_bond_spec *spec,
+		       const char **extack);
+int mrbond_rs_member_add(void *ctx, const struct mrbond_bond_spec *spec,
+			 const char **extack);
+int mrbond_rs_member_del(void *ctx, const struct mrbond_bond_spec *spec,
+			 const char **extack);
+int mrbond_rs_member_set(void *ctx, const struct mrbond_bond_spec *spec,
+			 const char **extack);
+/* The bond named name, or the pos-th bond if name is NULL; -ENOENT past the end. */
+int mrbond_rs_bond_info(void *ctx, const char *name, u32 pos,
+			struct mrbond_bond_info *info);
 
 #endif /* _RDMA_MRBOND_GLUE_H */

@@ -1,28 +1,34 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The boundary with the C glue (`include/rdma_mrbond_glue.h`).
+//! The boundary with the C glue (`include/rdma_mrbond_glue.h`,
+//! `include/rdma_mrbond_vdev.h`).
 //!
-//! All `unsafe` of the module lives here: the glue's prototypes, safe wrappers
-//! around the C objects it hands out, and the `extern "C"` entry points through
-//! which C calls into Rust.
+//! All `unsafe` of the module lives here: the glue's prototypes, the ABI
+//! structs, safe wrappers around the C objects, and the `extern "C"` entry
+//! points through which C calls into Rust. The rest of the crate sees only
+//! safe types.
 
-use core::{marker::PhantomData, ptr::NonNull};
+use core::{ffi::c_void, ptr::NonNull};
 
-use kernel::{error::from_result, prelude::*, str::CStr, types::Opaque};
+use kernel::{
+    error::{from_result, to_result},
+    ffi::{c_char, c_int},
+    prelude::*,
+    str::CStr,
+    sync::{Arc, ArcBorrow},
+    types::{ForeignOwnable, Opaque},
+};
 
-/// Prototypes of `mrbond_glue.c`; see `include/rdma_mrbond_glue.h`.
-mod glue {
-    use super::RawIbDevice;
-    use kernel::ffi::{c_char, c_int};
+use crate::{bond::Bond, registry::Registry};
 
-    extern "C" {
-        pub(super) fn mrbond_glue_client_register() -> c_int;
-        pub(super) fn mrbond_glue_client_unregister();
-        pub(super) fn mrbond_glue_ib_device_name(dev: *const RawIbDevice) -> *const c_char;
-        pub(super) fn mrbond_glue_ib_device_port_count(dev: *const RawIbDevice) -> u32;
-        pub(super) fn mrbond_glue_ib_device_driver_id(dev: *const RawIbDevice) -> u32;
-    }
-}
+/// Longest RDMA device name plus its NUL (`IB_DEVICE_NAME_MAX`).
+pub(crate) const NAME_MAX: usize = 64;
+/// `MRBOND_MAX_MEMBERS`.
+pub(crate) const MAX_MEMBERS: usize = 16;
+/// `MRBOND_STAT_MAX`: the counters of `enum mrbond_stat`, in order.
+pub(crate) const STAT_COUNT: usize = 7;
+/// What sysfs hands a show callback (`PAGE_SIZE`).
+const SYSFS_BUF_LEN: usize = 4096;
 
 /// `struct ib_device`, whose layout Rust never looks into.
 #[repr(C)]
@@ -30,104 +36,802 @@ pub(crate) struct RawIbDevice {
     _opaque: Opaque<[u8; 0]>,
 }
 
-/// A borrowed RDMA device handed to us by the RDMA core.
+/// `struct mrbond_vdev`, private to `mrbond_vdev.c`.
+#[repr(C)]
+pub(crate) struct RawVdev {
+    _opaque: Opaque<[u8; 0]>,
+}
+
+/// `struct mrbond_member_spec`.
+#[repr(C)]
+pub(crate) struct MemberSpec {
+    pub(crate) ibdev: [u8; NAME_MAX],
+    pub(crate) weight: u32,
+    pub(crate) admin: u32,
+    pub(crate) has_weight: u8,
+    pub(crate) has_admin: u8,
+}
+
+/// `struct mrbond_bond_spec`: one netlink request.
+#[repr(C)]
+pub(crate) struct BondSpec {
+    pub(crate) name: [u8; NAME_MAX],
+    pub(crate) has_name: u8,
+    pub(crate) has_mode: u8,
+    pub(crate) has_policy: u8,
+    pub(crate) mode: u32,
+    pub(crate) policy: u32,
+    pub(crate) lacp_source: u32,
+    pub(crate) nmembers: u32,
+    pub(crate) members: [MemberSpec; MAX_MEMBERS],
+}
+
+impl BondSpec {
+    /// The members the request carries.
+    pub(crate) fn members(&self) -> &[MemberSpec] {
+        let n = usize::try_from(self.nmembers).unwrap_or(0).min(MAX_MEMBERS);
+        self.members.get(..n).unwrap_or(&[])
+    }
+}
+
+/// `struct mrbond_member_info`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub(crate) struct MemberInfo {
+    pub(crate) ibdev: [u8; NAME_MAX],
+    pub(crate) netdev_ifindex: u32,
+    pub(crate) weight: u32,
+    pub(crate) admin: u32,
+    pub(crate) usability: u32,
+    pub(crate) reason: u32,
+    pub(crate) qps: u32,
+    pub(crate) outstanding: u64,
+    pub(crate) transitions: u64,
+    pub(crate) lacp_slave: u8,
+    pub(crate) link_up: u8,
+    pub(crate) tx_enabled: u8,
+}
+
+/// `struct mrbond_bond_info`: a snapshot for replies, dumps and events.
+#[repr(C)]
+pub(crate) struct BondInfo {
+    pub(crate) ibdev_index: u32,
+    pub(crate) name: [u8; NAME_MAX],
+    pub(crate) mode: u32,
+    pub(crate) policy: u32,
+    pub(crate) lacp_source: u32,
+    pub(crate) usable: u32,
+    pub(crate) placements: u64,
+    pub(crate) placement_failures: u64,
+    pub(crate) nmembers: u32,
+    pub(crate) members: [MemberInfo; MAX_MEMBERS],
+}
+
+/// `struct mrbond_netdev_state`.
+#[repr(C)]
+#[derive(Default, Clone, Copy)]
+pub(crate) struct NetdevState {
+    pub(crate) exists: u8,
+    pub(crate) running: u8,
+    pub(crate) carrier: u8,
+    pub(crate) bond_slave: u8,
+    pub(crate) link_up: u8,
+    pub(crate) tx_enabled: u8,
+    pub(crate) master_ifindex: u32,
+}
+
+/// Prototypes of the C glue; see the two headers.
+mod glue {
+    use super::*;
+
+    extern "C" {
+        pub(super) fn mrbond_glue_init(ctx: *mut c_void) -> c_int;
+        pub(super) fn mrbond_glue_stop();
+        pub(super) fn mrbond_glue_exit();
+        pub(super) fn mrbond_glue_kick();
+        pub(super) fn mrbond_glue_now_ns() -> u64;
+        pub(super) fn mrbond_glue_ibdev_port_active(dev: *mut RawIbDevice) -> c_int;
+        pub(super) fn mrbond_glue_ibdev_netdev_ifindex(dev: *mut RawIbDevice) -> c_int;
+        pub(super) fn mrbond_glue_ibdev_is_roce(dev: *mut RawIbDevice) -> c_int;
+        pub(super) fn mrbond_glue_ib_device_name(dev: *const RawIbDevice) -> *const c_char;
+        pub(super) fn mrbond_glue_ib_device_index(dev: *const RawIbDevice) -> u32;
+        pub(super) fn mrbond_glue_netdev_state(ifindex: u32, st: *mut NetdevState);
+        pub(super) fn mrbond_glue_bond_mode(ifindex: u32) -> c_int;
+        pub(super) fn mrbond_glue_bond_slaves(ifindex: u32, slaves: *mut u32, max: u32) -> c_int;
+        pub(super) fn mrbond_glue_netdev_name(ifindex: u32, name: *mut c_char) -> c_int;
+        pub(super) fn mrbond_glue_notify_member(bond: *const BondInfo, slot: u32);
+
+        pub(super) fn mrbond_vdev_alloc(bond: *mut c_void, nports: u32, guid: u64) -> *mut RawVdev;
+        pub(super) fn mrbond_vdev_set_port_netdev(
+            v: *mut RawVdev,
+            port: u32,
+            ifindex: c_int,
+        ) -> c_int;
+        pub(super) fn mrbond_vdev_set_attrs(
+            v: *mut RawVdev,
+            members: *const *mut RawIbDevice,
+            count: u32,
+        );
+        pub(super) fn mrbond_vdev_member_covers(
+            v: *const RawVdev,
+            member: *const RawIbDevice,
+            weaker: *mut *const c_char,
+        ) -> c_int;
+        pub(super) fn mrbond_vdev_register(
+            v: *mut RawVdev,
+            name: *const c_char,
+            user: bool,
+        ) -> c_int;
+        pub(super) fn mrbond_vdev_free(v: *mut RawVdev);
+        pub(super) fn mrbond_vdev_unregister(v: *mut RawVdev);
+        pub(super) fn mrbond_vdev_put(v: *mut RawVdev);
+        pub(super) fn mrbond_vdev_name(v: *const RawVdev) -> *const c_char;
+        pub(super) fn mrbond_vdev_index(v: *const RawVdev) -> u32;
+        pub(super) fn mrbond_vdev_port_event(v: *mut RawVdev, port: u32, active: bool);
+        pub(super) fn mrbond_sysfs_add(v: *mut RawVdev) -> c_int;
+        pub(super) fn mrbond_sysfs_del(v: *mut RawVdev);
+        pub(super) fn mrbond_sysfs_member_add(
+            v: *mut RawVdev,
+            slot: u32,
+            name: *const c_char,
+        ) -> c_int;
+        pub(super) fn mrbond_sysfs_member_del(v: *mut RawVdev, slot: u32);
+    }
+}
+
+// ---- module-wide registrations ----
+
+/// The glue's registrations (ib_client, notifier, netlink, link ops).
 ///
 /// # Invariants
 ///
-/// `ptr` points to a registered `struct ib_device` that stays valid for `'a`.
-pub(crate) struct IbDevice<'a> {
-    ptr: NonNull<RawIbDevice>,
-    _lifetime: PhantomData<&'a RawIbDevice>,
-}
+/// `mrbond_glue_init()` succeeded with a context that outlives this value.
+pub(crate) struct Glue(());
 
-impl IbDevice<'_> {
-    /// Wraps a device pointer the RDMA core passed to a client callback.
+impl Glue {
+    /// Registers everything; `registry` receives every callback from now on.
     ///
     /// # Safety
     ///
-    /// `ptr` must point to a registered `struct ib_device` that stays valid for
-    /// the returned lifetime (true for the duration of an `ib_client` callback).
-    unsafe fn from_raw<'a>(ptr: NonNull<RawIbDevice>) -> IbDevice<'a> {
-        // INVARIANT: the caller guarantees validity for `'a`.
-        IbDevice {
-            ptr,
-            _lifetime: PhantomData,
-        }
+    /// `registry` must stay valid, pinned, until the returned value is dropped.
+    pub(crate) unsafe fn init(registry: &Registry) -> Result<Self> {
+        let ctx = core::ptr::from_ref(registry).cast_mut().cast::<c_void>();
+        // SAFETY: the caller keeps the registry alive until `Drop`.
+        to_result(unsafe { glue::mrbond_glue_init(ctx) })?;
+        // INVARIANT: initialised just above.
+        Ok(Self(()))
+    }
+
+    /// Stops new requests and events; bonds can then be torn down.
+    pub(crate) fn stop(&self) {
+        // SAFETY: by the type invariant the glue is registered.
+        unsafe { glue::mrbond_glue_stop() };
+    }
+}
+
+impl Drop for Glue {
+    fn drop(&mut self) {
+        // SAFETY: by the type invariant the glue is registered; stop() is
+        // idempotent in effect because its registrations are gone already.
+        unsafe { glue::mrbond_glue_exit() };
+    }
+}
+
+/// Schedules a re-evaluation of every member on the module's workqueue.
+pub(crate) fn kick() {
+    // SAFETY: callable any time after module init.
+    unsafe { glue::mrbond_glue_kick() }
+}
+
+/// Monotonic nanoseconds.
+pub(crate) fn now_ns() -> u64 {
+    // SAFETY: a plain clock read.
+    unsafe { glue::mrbond_glue_now_ns() }
+}
+
+/// Snapshot of a netdev's carrier and bond lower state.
+pub(crate) fn netdev_state(ifindex: u32) -> NetdevState {
+    let mut st = NetdevState::default();
+    // SAFETY: `st` is a valid, writable `struct mrbond_netdev_state`.
+    unsafe { glue::mrbond_glue_netdev_state(ifindex, &mut st) };
+    st
+}
+
+/// Bonding mode (`BOND_MODE_*`) of a bond master.
+pub(crate) fn bond_mode(ifindex: u32) -> Result<u32> {
+    // SAFETY: a read-only lookup under RCU.
+    let mode = unsafe { glue::mrbond_glue_bond_mode(ifindex) };
+    to_result(mode)?;
+    u32::try_from(mode).map_err(|_| EINVAL)
+}
+
+/// The slaves of a bond master (takes RTNL: call with no lock of ours held).
+pub(crate) fn bond_slaves(ifindex: u32, out: &mut [u32; MAX_MEMBERS]) -> Result<usize> {
+    // SAFETY: `out` holds MAX_MEMBERS writable entries.
+    let n = unsafe { glue::mrbond_glue_bond_slaves(ifindex, out.as_mut_ptr(), 16) };
+    to_result(n)?;
+    usize::try_from(n).map_err(|_| EINVAL)
+}
+
+/// Writes the netdev's name into `out` (NUL-terminated); false if gone.
+pub(crate) fn netdev_name(ifindex: u32, out: &mut [u8; 16]) -> bool {
+    // SAFETY: `out` has IFNAMSIZ writable bytes.
+    unsafe { glue::mrbond_glue_netdev_name(ifindex, out.as_mut_ptr().cast()) == 0 }
+}
+
+/// Multicasts a member-change event built from `info`.
+pub(crate) fn notify_member(info: &BondInfo, slot: u32) {
+    // SAFETY: `info` is a valid snapshot for the duration of the call.
+    unsafe { glue::mrbond_glue_notify_member(info, slot) }
+}
+
+// ---- member RDMA devices ----
+
+/// A member RDMA device the `ib_client` was told about.
+///
+/// # Invariants
+///
+/// The device is registered: a handle exists only between the `ib_client`
+/// `.add` and `.remove` callbacks for it, inside structures protected by the
+/// registry or bond locks, and `.remove` deletes every handle (under those
+/// locks) before it returns. Handles are never `Clone`; [`Self::duplicate`]
+/// makes the few copies the bond tables need, under the same rule.
+pub(crate) struct IbDevice {
+    ptr: NonNull<RawIbDevice>,
+}
+
+// SAFETY: the device is usable from any thread; the invariant above is upheld
+// by the locks that protect every handle, not by the thread that holds it.
+unsafe impl Send for IbDevice {}
+
+impl IbDevice {
+    /// Another handle to the same device, under the same invariant.
+    pub(crate) fn duplicate(&self) -> Self {
+        // INVARIANT: stored only where `.remove` finds and deletes it.
+        Self { ptr: self.ptr }
+    }
+
+    /// Whether both handles name the same device.
+    pub(crate) fn same(&self, raw: *const RawIbDevice) -> bool {
+        core::ptr::eq(self.ptr.as_ptr(), raw)
+    }
+
+    fn raw(&self) -> *mut RawIbDevice {
+        self.ptr.as_ptr()
     }
 
     /// The device's name, e.g. `rxe0`.
     pub(crate) fn name(&self) -> &CStr {
-        // SAFETY: by the type invariant the device is valid; its name is a
-        // NUL-terminated string owned by the device and stable while registered.
-        unsafe { CStr::from_char_ptr(glue::mrbond_glue_ib_device_name(self.ptr.as_ptr())) }
+        // SAFETY: by the invariant the device is registered; its name is a
+        // NUL-terminated string it owns.
+        unsafe { CStr::from_char_ptr(glue::mrbond_glue_ib_device_name(self.raw())) }
     }
 
-    /// How many ports the device has.
-    pub(crate) fn port_count(&self) -> u32 {
-        // SAFETY: by the type invariant the device is valid.
-        unsafe { glue::mrbond_glue_ib_device_port_count(self.ptr.as_ptr()) }
+    /// The device index, which orders rdma_cm's device list.
+    pub(crate) fn index(&self) -> u32 {
+        // SAFETY: by the invariant the device is registered.
+        unsafe { glue::mrbond_glue_ib_device_index(self.raw()) }
     }
 
-    /// The driver's `enum rdma_driver_id` value.
-    pub(crate) fn driver_id(&self) -> u32 {
-        // SAFETY: by the type invariant the device is valid.
-        unsafe { glue::mrbond_glue_ib_device_driver_id(self.ptr.as_ptr()) }
+    /// Whether port 1 is `IB_PORT_ACTIVE` (cached state: no RTNL).
+    pub(crate) fn port_active(&self) -> bool {
+        // SAFETY: by the invariant the device is registered.
+        unsafe { glue::mrbond_glue_ibdev_port_active(self.raw()) != 0 }
+    }
+
+    /// Ifindex of port 1's netdev, 0 if none.
+    pub(crate) fn netdev_ifindex(&self) -> u32 {
+        // SAFETY: by the invariant the device is registered.
+        let ifindex = unsafe { glue::mrbond_glue_ibdev_netdev_ifindex(self.raw()) };
+        u32::try_from(ifindex).unwrap_or(0)
+    }
+
+    /// Whether the device speaks RoCE.
+    pub(crate) fn is_roce(&self) -> bool {
+        // SAFETY: by the invariant the device is registered.
+        unsafe { glue::mrbond_glue_ibdev_is_roce(self.raw()) != 0 }
     }
 }
 
-/// Proof that our `ib_client` is registered; unregisters it when dropped.
+/// A bond's virtual ib_device.
 ///
 /// # Invariants
 ///
-/// `mrbond_glue_client_register()` succeeded and has not been undone.
-pub(crate) struct ClientRegistration(());
+/// `ptr` came from `mrbond_vdev_alloc()`, and this handle is the module's
+/// only one: it is freed or unregistered exactly once, by `Drop`.
+pub(crate) struct Vdev {
+    ptr: NonNull<RawVdev>,
+    registered: bool,
+}
 
-impl ClientRegistration {
-    /// Registers the module's `ib_client`.
-    pub(crate) fn register() -> Result<Self> {
-        // SAFETY: called once from module init, in process context.
-        kernel::error::to_result(unsafe { glue::mrbond_glue_client_register() })?;
-        // INVARIANT: registration succeeded just above.
-        Ok(Self(()))
+// SAFETY: the C vdev is internally synchronised; the handle only passes it on.
+unsafe impl Send for Vdev {}
+// SAFETY: every method takes `&self` and calls functions that are safe to
+// call concurrently (the RDMA core and sysfs lock internally).
+unsafe impl Sync for Vdev {}
+
+impl Vdev {
+    /// Allocates an unregistered vdev holding a reference to `bond`.
+    pub(crate) fn alloc(bond: Arc<Bond>, nports: u32, guid: u64) -> Result<Self> {
+        let foreign = bond.into_foreign().cast_mut();
+        // SAFETY: `foreign` is an owned Arc reference that the vdev releases
+        // through `mrbond_rs_vdev_release()` in every path.
+        let ptr = unsafe { glue::mrbond_vdev_alloc(foreign, nports, guid) };
+        match NonNull::new(ptr) {
+            // INVARIANT: freshly allocated, owned by this handle.
+            Some(ptr) => Ok(Self {
+                ptr,
+                registered: false,
+            }),
+            None => {
+                // SAFETY: allocation failed, so the reference is still ours.
+                drop(unsafe { Arc::<Bond>::from_foreign(foreign) });
+                Err(ENOMEM)
+            }
+        }
+    }
+
+    fn raw(&self) -> *mut RawVdev {
+        self.ptr.as_ptr()
+    }
+
+    /// Binds 1-based `port` to the netdev `ifindex`.
+    pub(crate) fn set_port_netdev(&self, port: u32, ifindex: u32) -> Result {
+        let ifindex = c_int::try_from(ifindex).map_err(|_| EINVAL)?;
+        // SAFETY: by the type invariant the vdev is alive.
+        to_result(unsafe { glue::mrbond_vdev_set_port_netdev(self.raw(), port, ifindex) })
+    }
+
+    /// Freezes the device attributes as the intersection of `members`'.
+    pub(crate) fn set_attrs(&self, members: &[Option<&IbDevice>; MAX_MEMBERS]) {
+        let mut raw = [core::ptr::null_mut::<RawIbDevice>(); MAX_MEMBERS];
+        let mut n = 0u32;
+        for (slot, m) in raw.iter_mut().zip(members.iter().flatten()) {
+            *slot = m.raw();
+            n = n.saturating_add(1);
+        }
+        // SAFETY: the vdev is alive and every pointer is a registered device.
+        unsafe { glue::mrbond_vdev_set_attrs(self.raw(), raw.as_ptr(), n) };
+    }
+
+    /// `None` if `member` is at least as capable as the frozen attributes,
+    /// else the name of the first weaker attribute.
+    pub(crate) fn weaker_attribute(&self, member: &IbDevice) -> Option<&'static CStr> {
+        let mut weaker: *const c_char = core::ptr::null();
+        // SAFETY: both objects are alive; `weaker` is writable.
+        let ret = unsafe { glue::mrbond_vdev_member_covers(self.raw(), member.raw(), &mut weaker) };
+        if ret == 0 || weaker.is_null() {
+            return None;
+        }
+        // SAFETY: the C side returns a static attribute name.
+        Some(unsafe { CStr::from_char_ptr(weaker) })
+    }
+
+    /// Registers the device as `name` (`mrbond%d` picks the index).
+    pub(crate) fn register(&mut self, name: &CStr, user_named: bool) -> Result {
+        // SAFETY: the vdev is alive and unregistered; no lock of ours is held.
+        to_result(unsafe {
+            glue::mrbond_vdev_register(self.raw(), name.as_char_ptr(), user_named)
+        })?;
+        self.registered = true;
+        Ok(())
+    }
+
+    /// The registered device name.
+    pub(crate) fn name(&self) -> &CStr {
+        // SAFETY: the vdev is alive; the name is NUL-terminated and owned.
+        unsafe { CStr::from_char_ptr(glue::mrbond_vdev_name(self.raw())) }
+    }
+
+    /// The ib_device index.
+    pub(crate) fn index(&self) -> u32 {
+        // SAFETY: the vdev is alive.
+        unsafe { glue::mrbond_vdev_index(self.raw()) }
+    }
+
+    /// Whether `raw` is this vdev.
+    pub(crate) fn is(&self, raw: *const RawVdev) -> bool {
+        core::ptr::eq(self.ptr.as_ptr(), raw)
+    }
+
+    /// Reports PORT_ACTIVE or PORT_ERR on `port`.
+    pub(crate) fn port_event(&self, port: u32, active: bool) {
+        // SAFETY: the vdev is alive; dispatch works in any context.
+        unsafe { glue::mrbond_vdev_port_event(self.raw(), port, active) }
+    }
+
+    /// Creates `mrbond/` in sysfs. Never with the bond's state lock held.
+    pub(crate) fn sysfs_add(&self) -> Result {
+        // SAFETY: the vdev is alive and registered.
+        to_result(unsafe { glue::mrbond_sysfs_add(self.raw()) })
+    }
+
+    /// Creates `mrbond/members/<name>`. Never with the state lock held.
+    pub(crate) fn sysfs_member_add(&self, slot: u32, name: &CStr) -> Result {
+        // SAFETY: the vdev is alive; `name` is NUL-terminated.
+        to_result(unsafe { glue::mrbond_sysfs_member_add(self.raw(), slot, name.as_char_ptr()) })
+    }
+
+    /// Removes `mrbond/members/<slot>`; waits for running show/store
+    /// callbacks, so never with the state lock held.
+    pub(crate) fn sysfs_member_del(&self, slot: u32) {
+        // SAFETY: the vdev is alive; removal is idempotent.
+        unsafe { glue::mrbond_sysfs_member_del(self.raw(), slot) }
     }
 }
 
-impl Drop for ClientRegistration {
+impl Vdev {
+    /// Lets go of a vdev the RDMA core is unregistering on its own
+    /// (`rdma link del`): called from its `.remove`, where unregistering
+    /// again would deadlock.
+    pub(crate) fn release_unregistering(self) {
+        let this = core::mem::ManuallyDrop::new(self);
+        // SAFETY: by the invariant this is the only handle; the core is
+        // unregistering the device, so only our reference remains to drop.
+        unsafe { glue::mrbond_vdev_put(this.raw()) };
+    }
+}
+
+impl Drop for Vdev {
     fn drop(&mut self) {
-        // SAFETY: by the type invariant the client is registered; the RDMA core
-        // calls `.remove` for every device before this returns.
-        unsafe { glue::mrbond_glue_client_unregister() };
+        if self.registered {
+            // SAFETY: by the invariant this is the only handle; sysfs first,
+            // with no lock held, then the device (idempotent after
+            // `rdma link del`).
+            unsafe {
+                glue::mrbond_sysfs_del(self.raw());
+                glue::mrbond_vdev_unregister(self.raw());
+            }
+        } else {
+            // SAFETY: never registered: free releases the bond reference.
+            unsafe { glue::mrbond_vdev_free(self.raw()) };
+        }
     }
 }
 
-/// `ib_client.add`: the RDMA core reports a device.
+// ---- C -> Rust entry points ----
+
+/// Recovers the registry from the glue's context pointer.
 ///
 /// # Safety
 ///
-/// Called only by the C glue's `ib_client.add` with the device it was given.
+/// `ctx` must be the pointer given to `mrbond_glue_init()`, still alive.
+unsafe fn registry<'a>(ctx: *mut c_void) -> &'a Registry {
+    // SAFETY: the caller guarantees `ctx` is the live registry.
+    unsafe { &*ctx.cast::<Registry>() }
+}
+
+/// Borrows the bond a vdev callback passes back.
+///
+/// # Safety
+///
+/// `bond` must be the pointer given to `mrbond_vdev_alloc()` for a vdev that
+/// has not yet called `mrbond_rs_vdev_release()`.
+unsafe fn bond<'a>(bond: *mut c_void) -> ArcBorrow<'a, Bond> {
+    // SAFETY: the vdev still owns its reference, as the caller guarantees.
+    unsafe { <Arc<Bond> as ForeignOwnable>::borrow(bond) }
+}
+
+/// A C string argument as a byte slice without its NUL.
+///
+/// # Safety
+///
+/// `s` must be a valid NUL-terminated string for `'a`.
+unsafe fn c_bytes<'a>(s: *const c_char) -> &'a [u8] {
+    // SAFETY: guaranteed by the caller.
+    unsafe { CStr::from_char_ptr(s) }.as_bytes()
+}
+
+/// A sysfs page as a writable slice.
+///
+/// # Safety
+///
+/// `buf` must be sysfs's `PAGE_SIZE` buffer of the current callback.
+unsafe fn sysfs_page<'a>(buf: *mut c_char) -> &'a mut [u8] {
+    // SAFETY: guaranteed by the caller.
+    unsafe { core::slice::from_raw_parts_mut(buf.cast::<u8>(), SYSFS_BUF_LEN) }
+}
+
+/// Stores a static extack message for the netlink glue.
+fn set_extack(out: *mut *const c_char, msg: Option<&'static [u8]>) {
+    if let Some(msg) = msg {
+        if !out.is_null() {
+            // SAFETY: `out` is the netlink glue's writable out-parameter; the
+            // message is a static NUL-terminated string.
+            unsafe { out.write(msg.as_ptr().cast()) };
+        }
+    }
+}
+
+macro_rules! request_entry {
+    ($name:ident, $method:ident) => {
+        /// Netlink request handler; see `include/rdma_mrbond_glue.h`.
+        ///
+        /// # Safety
+        ///
+        /// Called by the netlink glue with the registry context, a valid
+        /// spec and a writable extack out-parameter.
+        #[no_mangle]
+        pub(crate) unsafe extern "C" fn $name(
+            ctx: *mut c_void,
+            spec: *const BondSpec,
+            extack: *mut *const c_char,
+        ) -> c_int {
+            // SAFETY: the glue passes its live context and a valid spec.
+            let (reg, spec) = unsafe { (registry(ctx), &*spec) };
+            match reg.$method(spec) {
+                Ok(()) => 0,
+                Err(e) => {
+                    set_extack(extack, e.message);
+                    e.errno.to_errno()
+                }
+            }
+        }
+    };
+}
+
+request_entry!(mrbond_rs_bond_del, bond_del);
+request_entry!(mrbond_rs_bond_set, bond_set);
+request_entry!(mrbond_rs_member_add, member_add);
+request_entry!(mrbond_rs_member_del, member_del);
+request_entry!(mrbond_rs_member_set, member_set);
+
+/// BOND_NEW.
+///
+/// # Safety
+///
+/// Called by the netlink glue with its context, a valid spec, a writable
+/// reply and a writable extack out-parameter.
 #[no_mangle]
-pub(crate) unsafe extern "C" fn mrbond_rs_ib_device_added(
-    dev: *mut RawIbDevice,
-) -> kernel::ffi::c_int {
+pub(crate) unsafe extern "C" fn mrbond_rs_bond_new(
+    ctx: *mut c_void,
+    spec: *const BondSpec,
+    reply: *mut BondInfo,
+    extack: *mut *const c_char,
+) -> c_int {
+    // SAFETY: the glue passes its live context, a valid spec and reply.
+    let (reg, spec, reply) = unsafe { (registry(ctx), &*spec, &mut *reply) };
+    match reg.bond_new(spec, reply) {
+        Ok(()) => 0,
+        Err(e) => {
+            set_extack(extack, e.message);
+            e.errno.to_errno()
+        }
+    }
+}
+
+/// BOND_GET and dumps: the bond named `name`, or the `pos`-th bond.
+///
+/// # Safety
+///
+/// Called by the netlink glue with its context, `name` NULL or a valid
+/// string, and a writable `info`.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn mrbond_rs_bond_info(
+    ctx: *mut c_void,
+    name: *const c_char,
+    pos: u32,
+    info: *mut BondInfo,
+) -> c_int {
+    // SAFETY: as the caller guarantees.
+    let (reg, info) = unsafe { (registry(ctx), &mut *info) };
+    let name = if name.is_null() {
+        None
+    } else {
+        // SAFETY: non-NULL names are valid strings.
+        Some(unsafe { c_bytes(name) })
+    };
+    match reg.bond_info(name, pos, info) {
+        Ok(()) => 0,
+        Err(e) => e.to_errno(),
+    }
+}
+
+/// `rdma link add NAME type mrbond netdev IFINDEX`.
+///
+/// # Safety
+///
+/// Called by `rdma_link_ops.newlink` with the glue's context and a valid name.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn mrbond_rs_link_new(
+    ctx: *mut c_void,
+    name: *const c_char,
+    ifindex: u32,
+) -> c_int {
+    // SAFETY: as the caller guarantees.
+    let (reg, name) = unsafe { (registry(ctx), CStr::from_char_ptr(name)) };
     from_result(|| {
-        let dev = NonNull::new(dev).ok_or(EINVAL)?;
-        // SAFETY: the RDMA core keeps `dev` registered for the whole callback.
-        let dev = unsafe { IbDevice::from_raw(dev) };
-        crate::client::device_added(&dev)?;
+        reg.link_new(name, ifindex)?;
         Ok(0)
     })
 }
 
-/// `ib_client.remove`: a reported device is going away.
+/// `ib_client.add` for every device that is not one of our vdevs.
 ///
 /// # Safety
 ///
-/// Called only by the C glue's `ib_client.remove` with the device it was given.
+/// Called only by the glue's `ib_client.add` with its context and device.
 #[no_mangle]
-pub(crate) unsafe extern "C" fn mrbond_rs_ib_device_removed(dev: *mut RawIbDevice) {
-    if let Some(dev) = NonNull::new(dev) {
-        // SAFETY: the device stays valid until `.remove` returns.
-        let dev = unsafe { IbDevice::from_raw(dev) };
-        crate::client::device_removed(&dev);
-    }
+pub(crate) unsafe extern "C" fn mrbond_rs_ib_device_added(
+    ctx: *mut c_void,
+    dev: *mut RawIbDevice,
+) -> c_int {
+    // SAFETY: the glue passes its live context.
+    let reg = unsafe { registry(ctx) };
+    from_result(|| {
+        let ptr = NonNull::new(dev).ok_or(EINVAL)?;
+        // INVARIANT: the RDMA core keeps the device registered until
+        // `.remove`, which deletes every handle (registry::device_removed).
+        reg.device_added(IbDevice { ptr })?;
+        Ok(0)
+    })
+}
+
+/// `ib_client.remove`: a member device is going away.
+///
+/// # Safety
+///
+/// Called only by the glue's `ib_client.remove` with its context and device.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn mrbond_rs_ib_device_removed(
+    ctx: *mut c_void,
+    dev: *mut RawIbDevice,
+) {
+    // SAFETY: the glue passes its live context.
+    unsafe { registry(ctx) }.device_removed(dev);
+}
+
+/// The ordered work item: re-evaluates every member; returns the delay in ms
+/// until the next debounce deadline, 0 for none.
+///
+/// # Safety
+///
+/// Called only by the glue's work function with its context.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn mrbond_rs_evaluate(ctx: *mut c_void, event_ns: u64) -> u32 {
+    // SAFETY: the glue passes its live context.
+    unsafe { registry(ctx) }.evaluate(event_ns)
+}
+
+/// NETDEV_UNREGISTER (RTNL held): drop vdev port bindings to `ifindex`.
+///
+/// # Safety
+///
+/// Called only by the glue's netdev notifier with its context.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn mrbond_rs_netdev_unregister(ctx: *mut c_void, ifindex: u32) {
+    // SAFETY: the glue passes its live context.
+    unsafe { registry(ctx) }.netdev_unregister(ifindex);
+}
+
+/// Whether the vdev's `port` is active.
+///
+/// # Safety
+///
+/// Called by `mrbond_vdev.c` with the bond pointer of a live vdev.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn mrbond_rs_vdev_port_active(
+    bond_ptr: *mut c_void,
+    port: u32,
+) -> c_int {
+    // SAFETY: the vdev holds its reference, as the caller guarantees.
+    c_int::from(unsafe { bond(bond_ptr) }.port_active(port))
+}
+
+/// Fills `values[0..STAT_COUNT)` for `port` (0: the sum over members).
+///
+/// # Safety
+///
+/// Called by `mrbond_vdev.c` with the bond of a live vdev and room for
+/// `MRBOND_STAT_MAX` values.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn mrbond_rs_vdev_stats(
+    bond_ptr: *mut c_void,
+    port: u32,
+    values: *mut u64,
+) {
+    // SAFETY: as the caller guarantees.
+    let (bond, values) = unsafe { (bond(bond_ptr), &mut *values.cast::<[u64; STAT_COUNT]>()) };
+    bond.stats(port, values);
+}
+
+/// The vdev is being freed: drop its bond reference.
+///
+/// # Safety
+///
+/// Called exactly once per vdev, by `mrbond_vdev.c`.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn mrbond_rs_vdev_release(bond_ptr: *mut c_void) {
+    // SAFETY: the vdev gives back the reference `Vdev::alloc` gave it.
+    drop(unsafe { <Arc<Bond> as ForeignOwnable>::from_foreign(bond_ptr) });
+}
+
+/// sysfs show of a bond attribute.
+///
+/// # Safety
+///
+/// Called by `mrbond_sysfs.c` with a live vdev's bond and the sysfs page.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn mrbond_rs_bond_attr_show(
+    bond_ptr: *mut c_void,
+    attr: u32,
+    buf: *mut c_char,
+) -> isize {
+    // SAFETY: as the caller guarantees.
+    let (bond, page) = unsafe { (bond(bond_ptr), sysfs_page(buf)) };
+    crate::sysfs::bond_show(&bond, attr, page)
+}
+
+/// sysfs store of a bond attribute.
+///
+/// # Safety
+///
+/// Called by `mrbond_sysfs.c` with a live vdev's bond and `len` readable bytes.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn mrbond_rs_bond_attr_store(
+    bond_ptr: *mut c_void,
+    attr: u32,
+    buf: *const c_char,
+    len: usize,
+) -> c_int {
+    // SAFETY: as the caller guarantees.
+    let (bond, input) = unsafe {
+        (
+            bond(bond_ptr),
+            core::slice::from_raw_parts(buf.cast::<u8>(), len),
+        )
+    };
+    crate::sysfs::bond_store(&bond, attr, input)
+}
+
+/// sysfs show of a member attribute.
+///
+/// # Safety
+///
+/// Called by `mrbond_sysfs.c` with a live vdev's bond and the sysfs page.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn mrbond_rs_member_attr_show(
+    bond_ptr: *mut c_void,
+    slot: u32,
+    attr: u32,
+    buf: *mut c_char,
+) -> isize {
+    // SAFETY: as the caller guarantees.
+    let (bond, page) = unsafe { (bond(bond_ptr), sysfs_page(buf)) };
+    crate::sysfs::member_show(&bond, slot, attr, page)
+}
+
+/// sysfs store of a member attribute.
+///
+/// # Safety
+///
+/// Called by `mrbond_sysfs.c` with a live vdev's bond and `len` readable bytes.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn mrbond_rs_member_attr_store(
+    bond_ptr: *mut c_void,
+    slot: u32,
+    attr: u32,
+    buf: *const c_char,
+    len: usize,
+) -> c_int {
+    // SAFETY: as the caller guarantees.
+    let (bond, input) = unsafe {
+        (
+            bond(bond_ptr),
+            core::slice::from_raw_parts(buf.cast::<u8>(), len),
+        )
+    };
+    crate::sysfs::member_store(&bond, slot, attr, input)
+}
+
+/// `.remove` of one of our own vdevs: the RDMA core unregisters it (e.g.
+/// `rdma link del`); forget its bond.
+///
+/// # Safety
+///
+/// Called only by the glue's `ib_client.remove` with its context and a vdev.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn mrbond_rs_vdev_unregistering(ctx: *mut c_void, v: *mut RawVdev) {
+    // SAFETY: the glue passes its live context.
+    unsafe { registry(ctx) }.vdev_unregistering(v);
 }

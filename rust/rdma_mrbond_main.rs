@@ -7,16 +7,20 @@
 //!
 //! - `policy`: pure `core`-only decisions (placement, eligibility, failover
 //!   planning, knob validation), shared verbatim with the host test crate;
-//! - the safe Rust layer (`client`, …) holding state machines and kernel state;
-//! - `ffi`: the only module with `unsafe`, over the C glue in `mrbond_glue.c`
-//!   (ops tables and helpers for which the 6.12 kernel crate has no abstraction).
+//! - the safe Rust layer: `registry` (devices and bonds), `bond` (members,
+//!   evaluation, snapshots), `sysfs` (formatting and validated writes);
+//! - `ffi`: the only module with `unsafe`, over the C glue (`mrbond_glue.c`,
+//!   `mrbond_netlink.c`, `mrbond_vdev.c`, `mrbond_sysfs.c`): ops tables and
+//!   registrations for which the 6.12 kernel crate has no abstraction.
 
 use kernel::prelude::*;
 
-mod client;
+mod bond;
 mod ffi;
 #[path = "policy/mod.rs"]
 pub mod policy;
+mod registry;
+mod sysfs;
 
 module! {
     type: RdmaMrbond,
@@ -25,22 +29,35 @@ module! {
     license: "GPL",
 }
 
-/// Module state. Teardown is by `Drop` in field order.
+/// Module state. `Drop` stops requests, destroys the bonds, then unregisters
+/// the rest; the registry outlives every callback.
 struct RdmaMrbond {
-    /// Watches every RDMA device of the system for members to bond.
-    _client: client::Registration,
+    glue: Option<ffi::Glue>,
+    registry: Pin<KBox<registry::Registry>>,
 }
 
 impl kernel::Module for RdmaMrbond {
     fn init(_module: &'static ThisModule) -> Result<Self> {
-        let client = client::Registration::new()?;
+        let registry = KBox::pin_init(registry::Registry::new(), GFP_KERNEL)?;
+        // SAFETY: the registry is pinned in the module state and dropped
+        // only after the glue (see `Drop`).
+        let glue = unsafe { ffi::Glue::init(&registry)? };
         pr_info!("loaded\n");
-        Ok(Self { _client: client })
+        Ok(Self {
+            glue: Some(glue),
+            registry,
+        })
     }
 }
 
 impl Drop for RdmaMrbond {
     fn drop(&mut self) {
         pr_info!("unloading\n");
+        if let Some(glue) = self.glue.as_ref() {
+            glue.stop();
+        }
+        self.registry.teardown();
+        // Unregisters the ib_client; the registry is still alive for it.
+        self.glue = None;
     }
 }

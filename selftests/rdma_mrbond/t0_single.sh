@@ -34,8 +34,8 @@ test_loopback_pingpong() {
 
 test_modprobe() {
 	modprobe rdma_mrbond || return 1
-	dmesg | grep -q 'rdma_mrbond: sees RDMA device rxe0 ' &&
-		dmesg | grep -q 'rdma_mrbond: sees RDMA device rxe1 ' ||
+	dmesg | grep -qE 'rdma_mrbond: sees RDMA device rxe0$' &&
+		dmesg | grep -qE 'rdma_mrbond: sees RDMA device rxe1$' ||
 		{ dmesg | grep rdma_mrbond; return 1; }
 }
 
@@ -44,7 +44,7 @@ test_member_removal_seen() {
 	dmesg | grep -q 'rdma_mrbond: RDMA device rxe1 removed' ||
 		{ echo "removal of rxe1 not seen"; return 1; }
 	rdma link add rxe1 type rxe netdev m1 || return 1
-	[[ $(dmesg | grep -c 'rdma_mrbond: sees RDMA device rxe1 ') == 2 ]] ||
+	[[ $(dmesg | grep -cE 'rdma_mrbond: sees RDMA device rxe1$') == 2 ]] ||
 		{ echo "re-added rxe1 not seen"; return 1; }
 }
 

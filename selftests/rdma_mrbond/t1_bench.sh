@@ -63,7 +63,7 @@ test_modprobe() {
 	modprobe rdma_mrbond || return 1
 	grep -q '^rdma_mrbond ' /proc/modules || { echo "not in /proc/modules"; return 1; }
 	for ((i = 0; i < MRBOND_LINKS; i++)); do
-		dmesg | grep -q "rdma_mrbond: sees RDMA device rxe$i " ||
+		dmesg | grep -qE "rdma_mrbond: sees RDMA device rxe$i$" ||
 			{ echo "rdma_mrbond did not report rxe$i"; dmesg | grep rdma_mrbond; return 1; }
 	done
 	dmesg | grep 'rdma_mrbond:'

@@ -51,6 +51,7 @@ KBUILD=$KDIR/build
 
 check module-build make KDIR="$KBUILD" modules
 [[ -f rdma_mrbond.ko ]] || finish
+check mrbondctl-build cargo build -q -p mrbondctl
 check module-guest-install bash tools/testbed/install-modules.sh "$KBUILD" "$MRBOND_ROOT"
 check checkpatch bash tools/testbed/checkpatch.sh "$KDIR/src"
 check rustfmt bash tools/testbed/rustfmt-check.sh "$KBUILD"
@@ -73,18 +74,20 @@ cargo run -q --release -p mrbond-policy-host --bin mrbond-sim >"$LOGDIR/policy-s
 	sed -n '1,5p' "$LOGDIR/policy-sim.log"
 
 # Guest suites: the runner prints "# testbed <topo>: pass:P fail:F skip:S".
-guest_suite() { # guest_suite TOPOLOGY SCRIPT TIMEOUT [ARGS]
-	local topo=$1 script=$2 timeout=$3 line p f
-	shift 3
+guest_suite() { # guest_suite LABEL TOPOLOGY SCRIPT TIMEOUT [ARGS]
+	local label=$1 topo=$2 script=$3 timeout=$4 line p f
+	shift 4
 	python3 tools/testbed/testbed.py --topology "$topo" --kdir "$KBUILD" \
-		--script "$script" --timeout "$timeout" --run-dir "$LOGDIR/$topo" "$@" \
-		| tee "$LOGDIR/$topo.results"
-	line=$(grep "^# testbed $topo:" "$LOGDIR/$topo.results")
+		--script "$script" --timeout "$timeout" --run-dir "$LOGDIR/$label" "$@" \
+		| tee "$LOGDIR/$label.results"
+	line=$(grep "^# testbed $topo:" "$LOGDIR/$label.results")
 	p=$(sed -n 's/.*pass:\([0-9]*\).*/\1/p' <<<"$line")
 	f=$(sed -n 's/.*fail:\([0-9]*\).*/\1/p' <<<"$line")
 	[[ -n $p ]] || { p=0; f=1; }
-	record "guest-$topo" "$p" "$f"
+	record "guest-$label" "$p" "$f"
 }
-guest_suite t0 selftests/rdma_mrbond/t0_single.sh 600
-guest_suite t1 selftests/rdma_mrbond/t1_bench.sh 1200 --links "${MRBOND_LINKS:-2}"
+guest_suite t0-bench t0 selftests/rdma_mrbond/t0_single.sh 600
+guest_suite t0-control t0 selftests/rdma_mrbond/t0_control.sh 900
+guest_suite t1-bench t1 selftests/rdma_mrbond/t1_bench.sh 1200 --links "${MRBOND_LINKS:-2}"
+guest_suite t1-control t1 selftests/rdma_mrbond/t1_control.sh 1200 --links "${MRBOND_LINKS:-2}"
 finish

@@ -100,7 +100,9 @@ class Guest:
             cmd.append(f"--qemu-opts={opt}")  # "-qmp …" would parse as a flag
         env = (f"MRBOND_ROLE={self.role} MRBOND_RUN={self.run_dir} "
                f"MRBOND_LINKS={a.links} MRBOND_ROOT={a.root} "
-               f"MRBOND_SHAPE_RATE={shlex.quote(a.shape_rate)}")
+               f"MRBOND_SHAPE_RATE={shlex.quote(a.shape_rate)} "
+               f"MRBOND_CTL={a.root}/target/debug/mrbondctl "
+               f"MRBOND_KSRC={os.path.dirname(os.path.abspath(a.kdir))}/src")
         cmd += ["--exec", f"cd {a.root} && {env} bash {a.script} {self.role}"]
         return cmd
 

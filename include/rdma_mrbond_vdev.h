@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The virtual ib_device of a bond (rust/mrbond_vdev.c) and its sysfs tree
+ * (rust/mrbond_sysfs.c): the C side of the Rust <-> C ABI for them.
+ *
+ * A vdev carries an opaque pointer to its Rust bond ("bond" below), passed
+ * back in every C -> Rust callback. The vdev owns one reference on the bond
+ * from mrbond_vdev_alloc() until it calls mrbond_rs_vdev_release() (from
+ * .dealloc_driver, or from mrbond_vdev_free() when never registered).
+ */
+#ifndef _RDMA_MRBOND_VDEV_H
+#define _RDMA_MRBOND_VDEV_H
+
+#include <linux/types.h>
+
+struct ib_device;
+struct mrbond_vdev;
+
+#define MRBOND_MAX_PORTS 16
+
+/* Counters of `rdma statistic` and sysfs hw_counters, per port (= member in
+ * rail mode) and, summed, per device. Rust fills them in this order.
+ */
+enum mrbond_stat {
+	MRBOND_STAT_USABLE,		/* 1 if the port's member is usable */
+	MRBOND_STAT_TRANSITIONS,	/* usability changes */
+	MRBOND_STAT_QPS,		/* QPs hosted */
+	MRBOND_STAT_OUTSTANDING_WR,	/* posted, not completed */
+	MRBOND_STAT_PLACEMENTS,		/* QPs placed */
+	MRBOND_STAT_WRONG_MEMBER_KEY,	/* posts refused: key of another member */
+	MRBOND_STAT_FLUSHED_WR,		/* WRs completed with a flush error */
+	MRBOND_STAT_MAX
+};
+
+/* Bond-wide sysfs attributes under /sys/class/infiniband/<vdev>/mrbond/. */
+enum mrbond_bond_attr {
+	MRBOND_BOND_ATTR_MODE,		/* ro: rail | active-backup */
+	MRBOND_BOND_ATTR_POLICY,	/* rw: wrr | lqf | hash | rr | pinned */
+	MRBOND_BOND_ATTR_MEMBERS,	/* ro: member_list, one ib device per line */
+	MRBOND_BOND_ATTR_USABLE,	/* ro: number of usable members */
+	MRBOND_BOND_ATTR_LACP_SOURCE,	/* ro: LACP source netdev or empty */
+	MRBOND_BOND_ATTR_MAX
+};
+
+/* Per-member attributes under .../mrbond/members/<member ibdev>/. */
+enum mrbond_member_attr {
+	MRBOND_MEMBER_ATTR_NETDEV,	/* ro */
+	MRBOND_MEMBER_ATTR_STATE,	/* ro: usable | draining | unusable */
+	MRBOND_MEMBER_ATTR_REASON,	/* ro */
+	MRBOND_MEMBER_ATTR_WEIGHT,	/* rw: 1..1000 */
+	MRBOND_MEMBER_ATTR_ADMIN,	/* rw: up | drain | down */
+	MRBOND_MEMBER_ATTR_QPS,		/* ro */
+	MRBOND_MEMBER_ATTR_OUTSTANDING,	/* ro */
+	MRBOND_MEMBER_ATTR_TRANSITIONS,	/* ro */
+	MRBOND_MEMBER_ATTR_LACP,	/* ro: "none" or "link_up=X tx_enabled=Y" */
+	MRBOND_MEMBER_ATTR_MAX
+};
+
+/* Rust -> C (rust/mrbond_vdev.c). Process context; never under RTNL. */
+
+/* Allocates an unregistered vdev with nports RoCE v2 ports; NULL on -ENOMEM. */
+struct mrbond_vdev *mrbond_vdev_alloc(void *bond, u32 nports, u64 node_guid);
+/* Binds 1-based port to the netdev with ifindex in init_net (0 unbinds). */
+int mrbond_vdev_set_port_netdev(struct mrbond_vdev *v, u32 port, int ifindex);
+/* Freezes the device attributes as the intersection of the members'. */
+void mrbond_vdev_set_attrs(struct mrbond_vdev *v,
+			   struct ib_device *const *members, u32 count);
+/* 0 if member is at least as capable as the frozen attributes, else
+ * -EINVAL with *weaker set to the name of the first weaker attribute.
+ */
+int mrbond_vdev_member_covers(const struct mrbond_vdev *v,
+			      const struct ib_device *member,
+			      const char **weaker);
+/* Registers as name ("mrbond%d" picks a free index). Not from an ib_client
+ * callback. On failure the vdev is still allocated: call mrbond_vdev_free().
+ */
+int mrbond_vdev_register(struct mrbond_vdev *v, const char *name,
+			 bool user_named);
+/* Frees a vdev that was never registered (releases the bond reference). */
+void mrbond_vdev_free(struct mrbond_vdev *v);
+/* Unregisters, unless `rdma link del` already did; the vdev is gone after. */
+void mrbond_vdev_unregister(struct mrbond_vdev *v);
+/*
+ * Drops the module's handle of a vdev the RDMA core is unregistering on its
+ * own (called from our ib_client .remove, where unregistering would deadlock).
+ */
+void mrbond_vdev_put(struct mrbond_vdev *v);
+const char *mrbond_vdev_name(const struct mrbond_vdev *v);
+u32 mrbond_vdev_index(const struct mrbond_vdev *v);
+/* True for ib_devices that are mrbond vdevs (so they are never members). */
+bool mrbond_is_vdev(const struct ib_device *dev);
+struct mrbond_vdev *mrbond_vdev_from_ibdev(struct ib_device *dev);
+/* Dispatches IB_EVENT_PORT_ACTIVE or IB_EVENT_PORT_ERR for port. */
+void mrbond_vdev_port_event(struct mrbond_vdev *v, u32 port, bool active);
+
+/* Rust -> C (rust/mrbond_sysfs.c): the mrbond/ directory of a registered vdev. */
+int mrbond_sysfs_add(struct mrbond_vdev *v);
+void mrbond_sysfs_del(struct mrbond_vdev *v);
+int mrbond_sysfs_member_add(struct mrbond_vdev *v, u32 slot, const char *name);
+void mrbond_sysfs_member_del(struct mrbond_vdev *v, u32 slot);
+
+/* C -> Rust. bond is the pointer given to mrbond_vdev_alloc(). */
+
+/* 1 if the port's member (rail) or the active member (active-backup) is
+ * usable, else 0. Any context that may sleep.
+ */
+int mrbond_rs_vdev_port_active(void *bond, u32 port);
+/* Fills values[0..MRBOND_STAT_MAX) for port (1-based), or sums over all
+ * ports for port 0. May sleep.
+ */
+void mrbond_rs_vdev_stats(void *bond, u32 port, u64 *values);
+/* The vdev is being freed: drop its reference on bond. */
+void mrbond_rs_vdev_release(void *bond);
+/* sysfs: format into buf (PAGE_SIZE) and return the length, or -errno. */
+ssize_t mrbond_rs_bond_attr_show(void *bond, u32 attr, char *buf);
+/* sysfs: parse and apply; 0 or -errno (-EINVAL: bad value, nothing changed). */
+int mrbond_rs_bond_attr_store(void *bond, u32 attr, const char *buf,
+			      size_t len);
+ssize_t mrbond_rs_member_attr_show(void *bond, u32 slot, u32 attr, char *buf);
+int mrbond_rs_member_attr_store(void *bond, u32 slot, u32 attr,
+				const char *buf, size_t len);
+
+#endif /* _RDMA_MRBOND_VDEV_H */

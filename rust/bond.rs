@@ -1,0 +1,550 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! One bond: its members, their eligibility, the placement state, and the
+//! snapshots that netlink, sysfs and `rdma statistic` report.
+
+use core::fmt::Write;
+
+use kernel::{
+    new_mutex,
+    prelude::*,
+    str::CStr,
+    sync::{Arc, Mutex},
+};
+
+use crate::{
+    ffi::{self, BondInfo, IbDevice, MemberInfo, NetdevState, Vdev, MAX_MEMBERS, NAME_MAX},
+    policy::{
+        eligibility::{AdminState, Debounce, EligibilitySet, Inputs, LacpState, Reason, Usability},
+        knobs::BondMode,
+        placement::{Placer, Policy},
+        MemberIndex,
+    },
+};
+
+/// A device or bond name: at most `NAME_MAX - 1` bytes, kept NUL-terminated.
+#[derive(Clone, Copy)]
+pub(crate) struct Name {
+    bytes: [u8; NAME_MAX],
+}
+
+impl Name {
+    /// `None` if `name` is empty, too long, or holds a NUL.
+    pub(crate) fn new(name: &[u8]) -> Option<Self> {
+        let name = name.split(|&b| b == 0).next().unwrap_or(&[]);
+        if name.is_empty() || name.len() >= NAME_MAX {
+            return None;
+        }
+        let mut bytes = [0u8; NAME_MAX];
+        bytes.get_mut(..name.len())?.copy_from_slice(name);
+        Some(Self { bytes })
+    }
+
+    /// The name without its NUL.
+    pub(crate) fn as_bytes(&self) -> &[u8] {
+        self.bytes.split(|&b| b == 0).next().unwrap_or(&[])
+    }
+
+    /// The name as a C string.
+    pub(crate) fn as_cstr(&self) -> &CStr {
+        let len = self.as_bytes().len();
+        self.bytes
+            .get(..=len)
+            .and_then(|b| CStr::from_bytes_with_nul(b).ok())
+            .unwrap_or(kernel::c_str!(""))
+    }
+
+    /// Copies the name, NUL-terminated, into a C array.
+    pub(crate) fn copy_to(&self, out: &mut [u8; NAME_MAX]) {
+        *out = self.bytes;
+    }
+}
+
+/// Text sink over a fixed buffer; output beyond it is cut, as sysfs does.
+pub(crate) struct BufWriter<'a> {
+    buf: &'a mut [u8],
+    len: usize,
+}
+
+impl<'a> BufWriter<'a> {
+    /// Writes into `buf` from its start.
+    pub(crate) fn new(buf: &'a mut [u8]) -> Self {
+        Self { buf, len: 0 }
+    }
+
+    /// Bytes written so far.
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+}
+
+impl Write for BufWriter<'_> {
+    fn write_str(&mut self, s: &str) -> core::fmt::Result {
+        let room = self.buf.len().saturating_sub(self.len);
+        let n = s.len().min(room);
+        let dst = self
+            .buf
+            .get_mut(self.len..self.len.saturating_add(n))
+            .ok_or(core::fmt::Error)?;
+        dst.copy_from_slice(s.as_bytes().get(..n).ok_or(core::fmt::Error)?);
+        self.len = self.len.saturating_add(n);
+        Ok(())
+    }
+}
+
+/// One member slot of a bond.
+pub(crate) struct Member {
+    /// The RDMA device it stands for; kept when the device goes away, so
+    /// that a device of the same name rejoins the slot.
+    pub(crate) name: Name,
+    /// The device while it is registered (see [`IbDevice`]'s invariant).
+    pub(crate) dev: Option<IbDevice>,
+    /// Ifindex of the device's port netdev, 0 if unknown.
+    pub(crate) netdev: u32,
+    /// Operator's intent.
+    pub(crate) admin: AdminState,
+    /// Usability changes since it joined.
+    pub(crate) transitions: u64,
+    /// Netdev state seen at the last evaluation.
+    pub(crate) seen: NetdevState,
+}
+
+/// What a bond's state lock protects.
+pub(crate) struct BondState {
+    /// Member slots; slot `i` is vdev port `i + 1` in rail mode.
+    pub(crate) members: [Option<Member>; MAX_MEMBERS],
+    /// Usability of every member, debounced.
+    pub(crate) elig: EligibilitySet,
+    /// Placement policy and its live inputs.
+    pub(crate) placer: Placer,
+    /// QPs placed since creation.
+    pub(crate) placements: u64,
+    /// Placements refused for lack of a usable member.
+    pub(crate) placement_failures: u64,
+    /// Vdev port count (fixed at creation).
+    pub(crate) ports: u32,
+}
+
+/// A bond of member RDMA devices behind one virtual ib_device.
+///
+/// Lock order: the registry's lock, then `state`, then `vdev`.
+#[pin_data]
+pub(crate) struct Bond {
+    /// Deployment mode, fixed at creation.
+    pub(crate) mode: BondMode,
+    /// Bond netdev whose slaves' LACP state gates members, 0 for none.
+    pub(crate) lacp_source: u32,
+    /// Members, eligibility and placement; never held while calling into C
+    /// that takes RTNL or removes sysfs files.
+    #[pin]
+    pub(crate) state: Mutex<BondState>,
+    /// The bond's vdev; `None` before registration and after teardown.
+    #[pin]
+    pub(crate) vdev: Mutex<Option<Vdev>>,
+}
+
+fn slot_index(slot: usize) -> Option<MemberIndex> {
+    MemberIndex::new(slot)
+}
+
+impl BondState {
+    /// Puts `member` in `slot` and starts tracking its eligibility from its
+    /// current inputs.
+    pub(crate) fn insert_member(&mut self, slot: usize, mut member: Member, now: u64) -> Result {
+        let m = slot_index(slot).ok_or(EINVAL)?;
+        let inputs = member_inputs(&mut member);
+        let dst = self.members.get_mut(slot).ok_or(EINVAL)?;
+        *dst = Some(member);
+        let _ = self.elig.add_member(m, inputs, now);
+        self.placer.set_usable_mask(self.elig.usable_mask());
+        Ok(())
+    }
+}
+
+impl Bond {
+    /// A bond with no members yet.
+    pub(crate) fn new(
+        mode: BondMode,
+        policy: Policy,
+        lacp_source: u32,
+        ports: u32,
+    ) -> Result<Arc<Self>> {
+        Arc::pin_init(
+            pin_init!(Self {
+                mode,
+                lacp_source,
+                state <- new_mutex!(
+                    BondState {
+                        members: [const { None }; MAX_MEMBERS],
+                        // The bond applies its own updelay/downdelay to
+                        // `link_up`; member events need no second debounce.
+                        elig: EligibilitySet::new(Debounce {
+                            updelay_ns: 0,
+                            downdelay_ns: 0,
+                        }),
+                        placer: Placer::new(policy),
+                        placements: 0,
+                        placement_failures: 0,
+                        ports,
+                    },
+                    "mrbond:bond"
+                ),
+                vdev <- new_mutex!(None, "mrbond:vdev"),
+            }),
+            GFP_KERNEL,
+        )
+    }
+
+    /// Writes the bond's device name into `out`; empty while unregistered.
+    pub(crate) fn name(&self, out: &mut [u8; NAME_MAX]) {
+        *out = [0; NAME_MAX];
+        if let Some(v) = self.vdev.lock().as_ref() {
+            if let Some(n) = Name::new(v.name().as_bytes()) {
+                n.copy_to(out);
+            }
+        }
+    }
+
+    /// Whether the bond's device is called `name`.
+    pub(crate) fn is_named(&self, name: &[u8]) -> bool {
+        let mut own = [0u8; NAME_MAX];
+        self.name(&mut own);
+        Name::new(&own).is_some_and(|n| n.as_bytes() == name)
+    }
+
+    /// Whether vdev `port` (1-based) should report ACTIVE.
+    pub(crate) fn port_active(&self, port: u32) -> bool {
+        let st = self.state.lock();
+        let usable = st.elig.usable_mask();
+        match self.mode {
+            BondMode::ActiveBackup => !usable.is_empty(),
+            BondMode::Rail => usize::try_from(port)
+                .ok()
+                .and_then(|p| p.checked_sub(1))
+                .and_then(slot_index)
+                .is_some_and(|m| usable.contains(m)),
+        }
+    }
+
+    /// `rdma statistic` counters of `port`, or of all members for port 0.
+    pub(crate) fn stats(&self, port: u32, values: &mut [u64; ffi::STAT_COUNT]) {
+        *values = [0; ffi::STAT_COUNT];
+        let st = self.state.lock();
+        let only = usize::try_from(port).ok().and_then(|p| p.checked_sub(1));
+        let usable = st.elig.usable_mask();
+        for (slot, member) in st.members.iter().enumerate() {
+            let (Some(member), Some(m)) = (member, slot_index(slot)) else {
+                continue;
+            };
+            if only.is_some_and(|o| o != slot) {
+                continue;
+            }
+            let row = [
+                u64::from(usable.contains(m)),
+                member.transitions,
+                u64::from(st.placer.qps(m)),
+                u64::from(st.placer.outstanding_wqes(m)),
+                0, // placements per member: data path (issue 5)
+                0, // wrong-member keys: data path (issue 5)
+                0, // flushed WRs: data path (issue 5)
+            ];
+            for (v, r) in values.iter_mut().zip(row) {
+                *v = v.saturating_add(r);
+            }
+        }
+        if let Some(total) = values.get_mut(4) {
+            if only.is_none() {
+                *total = st.placements;
+            }
+        }
+    }
+
+    /// Fills a snapshot of the bond for netlink.
+    pub(crate) fn info(&self, out: &mut BondInfo) {
+        let mut name = [0u8; NAME_MAX];
+        self.name(&mut name);
+        out.name = name;
+        out.ibdev_index = self.vdev.lock().as_ref().map_or(0, |v| v.index());
+        out.mode = match self.mode {
+            BondMode::Rail => 0,
+            BondMode::ActiveBackup => 1,
+        };
+        out.lacp_source = self.lacp_source;
+        let st = self.state.lock();
+        out.policy = policy_id(st.placer.policy());
+        out.usable = u32::try_from(st.elig.usable_mask().count()).unwrap_or(0);
+        out.placements = st.placements;
+        out.placement_failures = st.placement_failures;
+        out.nmembers = 0;
+        for (slot, member) in st.members.iter().enumerate() {
+            let (Some(member), Some(m)) = (member, slot_index(slot)) else {
+                continue;
+            };
+            let Some(dst) = usize::try_from(out.nmembers)
+                .ok()
+                .and_then(|i| out.members.get_mut(i))
+            else {
+                break;
+            };
+            *dst = member_info(&st, member, m);
+            out.nmembers = out.nmembers.saturating_add(1);
+        }
+    }
+
+    /// Re-reads every member's inputs and applies the changes; returns the
+    /// next debounce deadline. `event_ns` is when the triggering notifier
+    /// ran (0 if none), to report our reaction time.
+    pub(crate) fn evaluate(&self, now: u64, event_ns: u64) -> Option<u64> {
+        let mut events: [Option<(usize, bool)>; MAX_MEMBERS] = [None; MAX_MEMBERS];
+        let deadline = {
+            let mut guard = self.state.lock();
+            let st = &mut *guard;
+            let mut changed = false;
+            for slot in 0..MAX_MEMBERS {
+                let Some(m) = slot_index(slot) else { continue };
+                let Some(Some(member)) = st.members.get_mut(slot) else {
+                    continue;
+                };
+                let inputs = member_inputs(member);
+                let tr = st.elig.update(m, inputs, now);
+                for t in tr.iter() {
+                    if !t.usability_changed() && t.from.reason == t.to.reason {
+                        continue;
+                    }
+                    changed = true;
+                    member.transitions = member.transitions.saturating_add(1);
+                    let after_us = if event_ns != 0 {
+                        now.saturating_sub(event_ns) / 1000
+                    } else {
+                        0
+                    };
+                    pr_info!(
+                        "member {}: {} -> {} ({}), {} us after the netdev event\n",
+                        member.name.as_cstr(),
+                        usability_name(t.from.usability),
+                        usability_name(t.to.usability),
+                        t.to.reason.name(),
+                        after_us
+                    );
+                    if let Some(e) = events.get_mut(slot) {
+                        *e = Some((slot, t.to.usability == Usability::Usable));
+                    }
+                }
+            }
+            let _ = st.elig.poll(now);
+            if changed {
+                st.placer.set_usable_mask(st.elig.usable_mask());
+            }
+            st.elig.next_deadline()
+        };
+        self.announce(&events);
+        deadline
+    }
+
+    /// Port events and netlink notifications for changed members; with no
+    /// state lock held, since building the snapshot takes it.
+    fn announce(&self, events: &[Option<(usize, bool)>; MAX_MEMBERS]) {
+        if events.iter().all(Option::is_none) {
+            return;
+        }
+        if let Some(v) = self.vdev.lock().as_ref() {
+            for &(slot, _) in events.iter().flatten() {
+                let port = match self.mode {
+                    BondMode::Rail => u32::try_from(slot).unwrap_or(0).saturating_add(1),
+                    BondMode::ActiveBackup => 1,
+                };
+                v.port_event(port, self.port_active(port));
+            }
+        }
+        let Ok(mut info) = KBox::new(zeroed_info(), GFP_KERNEL) else {
+            return;
+        };
+        self.info(&mut info);
+        for &(slot, _) in events.iter().flatten() {
+            // Snapshot rows are in slot order, skipping empty slots.
+            let row = self.row_of(slot);
+            if let Some(row) = row {
+                ffi::notify_member(&info, row);
+            }
+        }
+    }
+
+    fn row_of(&self, slot: usize) -> Option<u32> {
+        let st = self.state.lock();
+        let before = st.members.get(..slot)?.iter().flatten().count();
+        u32::try_from(before).ok()
+    }
+}
+
+/// A zeroed snapshot, to fill.
+pub(crate) fn zeroed_info() -> BondInfo {
+    BondInfo {
+        ibdev_index: 0,
+        name: [0; NAME_MAX],
+        mode: 0,
+        policy: 0,
+        lacp_source: 0,
+        usable: 0,
+        placements: 0,
+        placement_failures: 0,
+        nmembers: 0,
+        members: [MemberInfo {
+            ibdev: [0; NAME_MAX],
+            netdev_ifindex: 0,
+            weight: 0,
+            admin: 0,
+            usability: 0,
+            reason: 0,
+            qps: 0,
+            outstanding: 0,
+            transitions: 0,
+            lacp_slave: 0,
+            link_up: 0,
+            tx_enabled: 0,
+        }; MAX_MEMBERS],
+    }
+}
+
+/// The inputs of one member, read fresh: events may arrive out of order, so
+/// the evaluation is level-triggered.
+pub(crate) fn member_inputs(member: &mut Member) -> Inputs {
+    let Some(dev) = member.dev.as_ref() else {
+        return Inputs {
+            admin: member.admin,
+            ..Inputs::ABSENT
+        };
+    };
+    let port_active = dev.port_active();
+    member.netdev = dev.netdev_ifindex();
+    let st = ffi::netdev_state(member.netdev);
+    member.seen = st;
+    // A slave's `link_up` already carries the bond's updelay/downdelay.
+    let lacp = if st.bond_slave != 0 {
+        LacpState::Slave {
+            link_up: st.link_up != 0,
+            tx_enabled: st.tx_enabled != 0,
+        }
+    } else {
+        LacpState::NotSlave
+    };
+    Inputs {
+        admin: member.admin,
+        device_present: true,
+        port_active,
+        link_up: st.exists != 0 && st.running != 0 && st.carrier != 0,
+        lacp,
+    }
+}
+
+fn member_info(st: &BondState, member: &Member, m: MemberIndex) -> MemberInfo {
+    let status = st.elig.status(m);
+    let mut ibdev = [0u8; NAME_MAX];
+    member.name.copy_to(&mut ibdev);
+    MemberInfo {
+        ibdev,
+        netdev_ifindex: member.netdev,
+        weight: u32::from(st.placer.admin_weight(m)),
+        admin: admin_id(member.admin),
+        usability: usability_id(status.usability),
+        reason: reason_id(status.reason),
+        qps: st.placer.qps(m),
+        outstanding: u64::from(st.placer.outstanding_wqes(m)),
+        transitions: member.transitions,
+        lacp_slave: member.seen.bond_slave,
+        link_up: member.seen.link_up,
+        tx_enabled: member.seen.tx_enabled,
+    }
+}
+
+/// UAPI number of a policy (`enum rdma_mrbond_policy`).
+pub(crate) fn policy_id(p: Policy) -> u32 {
+    match p {
+        Policy::Wrr => 0,
+        Policy::Lqf => 1,
+        Policy::Hash => 2,
+        Policy::RoundRobin => 3,
+        Policy::Pinned => 4,
+    }
+}
+
+/// Policy of a UAPI number.
+pub(crate) fn policy_from_id(id: u32) -> Option<Policy> {
+    Policy::ALL.get(usize::try_from(id).ok()?).copied()
+}
+
+/// UAPI number of an admin state (`enum rdma_mrbond_admin_state`).
+pub(crate) fn admin_id(a: AdminState) -> u32 {
+    match a {
+        AdminState::Up => 0,
+        AdminState::Drain => 1,
+        AdminState::Down => 2,
+    }
+}
+
+/// Admin state of a UAPI number.
+pub(crate) fn admin_from_id(id: u32) -> Option<AdminState> {
+    match id {
+        0 => Some(AdminState::Up),
+        1 => Some(AdminState::Drain),
+        2 => Some(AdminState::Down),
+        _ => None,
+    }
+}
+
+/// Admin state of a sysfs word.
+pub(crate) fn admin_from_name(name: &[u8]) -> Option<AdminState> {
+    match name {
+        b"up" => Some(AdminState::Up),
+        b"drain" => Some(AdminState::Drain),
+        b"down" => Some(AdminState::Down),
+        _ => None,
+    }
+}
+
+/// The sysfs word of an admin state.
+pub(crate) fn admin_name(a: AdminState) -> &'static str {
+    match a {
+        AdminState::Up => "up",
+        AdminState::Drain => "drain",
+        AdminState::Down => "down",
+    }
+}
+
+fn usability_id(u: Usability) -> u32 {
+    match u {
+        Usability::Usable => 0,
+        Usability::Draining => 1,
+        Usability::Unusable => 2,
+    }
+}
+
+/// The sysfs word of a usability.
+pub(crate) fn usability_name(u: Usability) -> &'static str {
+    match u {
+        Usability::Usable => "usable",
+        Usability::Draining => "draining",
+        Usability::Unusable => "unusable",
+    }
+}
+
+fn reason_id(r: Reason) -> u32 {
+    match r {
+        Reason::Ready => 0,
+        Reason::NotMember => 1,
+        Reason::AdminDrain => 2,
+        Reason::AdminDown => 3,
+        Reason::DeviceAbsent => 4,
+        Reason::PortDown => 5,
+        Reason::LinkDown => 6,
+        Reason::LacpNotDistributing => 7,
+        Reason::UpDelay => 8,
+        Reason::DownDelay => 9,
+    }
+}
+
+/// Formats `args` into a sysfs page; returns the length.
+pub(crate) fn emit(page: &mut [u8], args: core::fmt::Arguments<'_>) -> isize {
+    let mut w = BufWriter::new(page);
+    let _ = w.write_fmt(args);
+    isize::try_from(w.len()).unwrap_or(0)
+}

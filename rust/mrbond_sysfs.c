@@ -1,0 +1,354 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * /sys/class/infiniband/<vdev>/mrbond/{mode,policy,...} and
+ * .../mrbond/members/<member ibdev>/{netdev,state,...}: every show and store
+ * is forwarded to Rust, which does all parsing and formatting.
+ *
+ * Two rules keep removal deadlock free: v->lock is never held while a
+ * kobject is removed (kobject_del() waits for running show/store, which call
+ * into Rust, which may call back into the vdev), and Rust must not remove a
+ * directory from inside one of its own show/store callbacks (kernfs would
+ * wait for that very callback).
+ */
+
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/capability.h>
+#include <linux/err.h>
+#include <linux/kobject.h>
+#include <linux/mutex.h>
+#include <linux/slab.h>
+#include <linux/sysfs.h>
+#include <rdma/ib_verbs.h>
+
+#include "rdma_mrbond_vdev.h"
+#include "rdma_mrbond_vdev_priv.h"
+
+/*
+ * The mrbond/ directory and each members/<name>/ directory. Each kobject
+ * pins its parent, up to the ib_device's, so v stays valid while it lives.
+ */
+struct mrbond_sysfs_kobj {
+	struct kobject kobj;
+	struct mrbond_vdev *v;
+	u32 slot;			/* member directories only */
+};
+
+/* One generic show/store per level recovers the attribute id from here. */
+struct mrbond_sysfs_attr {
+	struct kobj_attribute kattr;
+	u32 id;
+};
+
+static struct mrbond_sysfs_kobj *to_sysfs_kobj(struct kobject *kobj)
+{
+	return container_of(kobj, struct mrbond_sysfs_kobj, kobj);
+}
+
+static u32 to_attr_id(const struct kobj_attribute *kattr)
+{
+	return container_of(kattr, struct mrbond_sysfs_attr, kattr)->id;
+}
+
+static ssize_t mrbond_bond_show(struct kobject *kobj,
+				struct kobj_attribute *kattr, char *buf)
+{
+	return mrbond_rs_bond_attr_show(to_sysfs_kobj(kobj)->v->bond,
+					to_attr_id(kattr), buf);
+}
+
+static ssize_t mrbond_bond_store(struct kobject *kobj,
+				 struct kobj_attribute *kattr,
+				 const char *buf, size_t count)
+{
+	int ret;
+
+	/* The 0644 mode only stops non-root; root without the cap too. */
+	if (!capable(CAP_NET_ADMIN))
+		return -EPERM;
+
+	ret = mrbond_rs_bond_attr_store(to_sysfs_kobj(kobj)->v->bond,
+					to_attr_id(kattr), buf, count);
+	if (ret)
+		return ret;
+	return count;
+}
+
+static ssize_t mrbond_member_show(struct kobject *kobj,
+				  struct kobj_attribute *kattr, char *buf)
+{
+	struct mrbond_sysfs_kobj *sk = to_sysfs_kobj(kobj);
+
+	return mrbond_rs_member_attr_show(sk->v->bond, sk->slot,
+					  to_attr_id(kattr), buf);
+}
+
+static ssize_t mrbond_member_store(struct kobject *kobj,
+				   struct kobj_attribute *kattr,
+				   const char *buf, size_t count)
+{
+	struct mrbond_sysfs_kobj *sk = to_sysfs_kobj(kobj);
+	int ret;
+
+	if (!capable(CAP_NET_ADMIN))
+		return -EPERM;
+
+	ret = mrbond_rs_member_attr_store(sk->v->bond, sk->slot,
+					  to_attr_id(kattr), buf, count);
+	if (ret)
+		return ret;
+	return count;
+}
+
+/* Read-only attributes get no store, so sysfs opens them read-only. */
+#define MRBOND_ATTR_RO(_name, _id, _level) {				\
+	.kattr = __ATTR(_name, 0444, _level##_show, NULL),		\
+	.id = (_id),							\
+}
+
+#define MRBOND_ATTR_RW(_name, _id, _level) {				\
+	.kattr = __ATTR(_name, 0644, _level##_show, _level##_store),	\
+	.id = (_id),							\
+}
+
+static struct mrbond_sysfs_attr mrbond_bond_attr[] = {
+	[MRBOND_BOND_ATTR_MODE] =
+		MRBOND_ATTR_RO(mode, MRBOND_BOND_ATTR_MODE, mrbond_bond),
+	[MRBOND_BOND_ATTR_POLICY] =
+		MRBOND_ATTR_RW(policy, MRBOND_BOND_ATTR_POLICY, mrbond_bond),
+	[MRBOND_BOND_ATTR_MEMBERS] =
+		MRBOND_ATTR_RO(member_list, MRBOND_BOND_ATTR_MEMBERS, mrbond_bond),
+	[MRBOND_BOND_ATTR_USABLE] =
+		MRBOND_ATTR_RO(usable, MRBOND_BOND_ATTR_USABLE, mrbond_bond),
+	[MRBOND_BOND_ATTR_LACP_SOURCE] =
+		MRBOND_ATTR_RO(lacp_source, MRBOND_BOND_ATTR_LACP_SOURCE,
+			       mrbond_bond),
+};
+static_assert(ARRAY_SIZE(mrbond_bond_attr) == MRBOND_BOND_ATTR_MAX);
+
+static struct attribute *mrbond_bond_attrs[] = {
+	&mrbond_bond_attr[MRBOND_BOND_ATTR_MODE].kattr.attr,
+	&mrbond_bond_attr[MRBOND_BOND_ATTR_POLICY].kattr.attr,
+	&mrbond_bond_attr[MRBOND_BOND_ATTR_MEMBERS].kattr.attr,
+	&mrbond_bond_attr[MRBOND_BOND_ATTR_USABLE].kattr.attr,
+	&mrbond_bond_attr[MRBOND_BOND_ATTR_LACP_SOURCE].kattr.attr,
+	NULL,
+};
+static_assert(ARRAY_SIZE(mrbond_bond_attrs) == MRBOND_BOND_ATTR_MAX + 1);
+ATTRIBUTE_GROUPS(mrbond_bond);
+
+static struct mrbond_sysfs_attr mrbond_member_attr[] = {
+	[MRBOND_MEMBER_ATTR_NETDEV] =
+		MRBOND_ATTR_RO(netdev, MRBOND_MEMBER_ATTR_NETDEV,
+			       mrbond_member),
+	[MRBOND_MEMBER_ATTR_STATE] =
+		MRBOND_ATTR_RO(state, MRBOND_MEMBER_ATTR_STATE, mrbond_member),
+	[MRBOND_MEMBER_ATTR_REASON] =
+		MRBOND_ATTR_RO(reason, MRBOND_MEMBER_ATTR_REASON,
+			       mrbond_member),
+	[MRBOND_MEMBER_ATTR_WEIGHT] =
+		MRBOND_ATTR_RW(weight, MRBOND_MEMBER_ATTR_WEIGHT,
+			       mrbond_member),
+	[MRBOND_MEMBER_ATTR_ADMIN] =
+		MRBOND_ATTR_RW(admin, MRBOND_MEMBER_ATTR_ADMIN, mrbond_member),
+	[MRBOND_MEMBER_ATTR_QPS] =
+		MRBOND_ATTR_RO(qps, MRBOND_MEMBER_ATTR_QPS, mrbond_member),
+	[MRBOND_MEMBER_ATTR_OUTSTANDING] =
+		MRBOND_ATTR_RO(outstanding, MRBOND_MEMBER_ATTR_OUTSTANDING,
+			       mrbond_member),
+	[MRBOND_MEMBER_ATTR_TRANSITIONS] =
+		MRBOND_ATTR_RO(transitions, MRBOND_MEMBER_ATTR_TRANSITIONS,
+			       mrbond_member),
+	[MRBOND_MEMBER_ATTR_LACP] =
+		MRBOND_ATTR_RO(lacp, MRBOND_MEMBER_ATTR_LACP, mrbond_member),
+};
+static_assert(ARRAY_SIZE(mrbond_member_attr) == MRBOND_MEMBER_ATTR_MAX);
+
+static struct attribute *mrbond_member_attrs[] = {
+	&mrbond_member_attr[MRBOND_MEMBER_ATTR_NETDEV].kattr.attr,
+	&mrbond_member_attr[MRBOND_MEMBER_ATTR_STATE].kattr.attr,
+	&mrbond_member_attr[MRBOND_MEMBER_ATTR_REASON].kattr.attr,
+	&mrbond_member_attr[MRBOND_MEMBER_ATTR_WEIGHT].kattr.attr,
+	&mrbond_member_attr[MRBOND_MEMBER_ATTR_ADMIN].kattr.attr,
+	&mrbond_member_attr[MRBOND_MEMBER_ATTR_QPS].kattr.attr,
+	&mrbond_member_attr[MRBOND_MEMBER_ATTR_OUTSTANDING].kattr.attr,
+	&mrbond_member_attr[MRBOND_MEMBER_ATTR_TRANSITIONS].kattr.attr,
+	&mrbond_member_attr[MRBOND_MEMBER_ATTR_LACP].kattr.attr,
+	NULL,
+};
+static_assert(ARRAY_SIZE(mrbond_member_attrs) == MRBOND_MEMBER_ATTR_MAX + 1);
+ATTRIBUTE_GROUPS(mrbond_member);
+
+static void mrbond_sysfs_kobj_release(struct kobject *kobj)
+{
+	kfree(to_sysfs_kobj(kobj));
+}
+
+/* default_groups: the files exist as soon as the directory does. */
+static const struct kobj_type mrbond_bond_ktype = {
+	.release = mrbond_sysfs_kobj_release,
+	.sysfs_ops = &kobj_sysfs_ops,
+	.default_groups = mrbond_bond_groups,
+};
+
+static const struct kobj_type mrbond_member_ktype = {
+	.release = mrbond_sysfs_kobj_release,
+	.sysfs_ops = &kobj_sysfs_ops,
+	.default_groups = mrbond_member_groups,
+};
+
+static struct mrbond_sysfs_kobj *
+mrbond_sysfs_kobj_add(struct mrbond_vdev *v, const struct kobj_type *ktype,
+		      struct kobject *parent, const char *name, u32 slot)
+{
+	struct mrbond_sysfs_kobj *sk;
+	int ret;
+
+	sk = kzalloc(sizeof(*sk), GFP_KERNEL);
+	if (!sk)
+		return ERR_PTR(-ENOMEM);
+	sk->v = v;
+	sk->slot = slot;
+
+	ret = kobject_init_and_add(&sk->kobj, ktype, parent, "%s", name);
+	if (ret) {
+		/* Initialised: only the release function may free it. */
+		kobject_put(&sk->kobj);
+		return ERR_PTR(ret);
+	}
+	return sk;
+}
+
+static void mrbond_sysfs_kobj_remove(struct mrbond_sysfs_kobj *sk)
+{
+	if (!sk)
+		return;
+	kobject_del(&sk->kobj);
+	kobject_put(&sk->kobj);
+}
+
+int mrbond_sysfs_add(struct mrbond_vdev *v)
+{
+	struct mrbond_sysfs_kobj *sk = NULL;
+	struct kobject *members;
+	int ret;
+
+	/*
+	 * A registration reference keeps the device's own directory in
+	 * place while ours is created under it; unregistered, there is no
+	 * directory to create it in.
+	 */
+	if (!ib_device_try_get(&v->ibdev))
+		return -ENODEV;
+
+	mutex_lock(&v->lock);
+	if (v->dead) {
+		ret = -ENODEV;
+		goto out;
+	}
+	if (v->sysfs_bond) {
+		ret = -EEXIST;
+		goto out;
+	}
+
+	sk = mrbond_sysfs_kobj_add(v, &mrbond_bond_ktype, &v->ibdev.dev.kobj,
+				   "mrbond", 0);
+	if (IS_ERR(sk)) {
+		ret = PTR_ERR(sk);
+		sk = NULL;
+		goto out;
+	}
+
+	members = kobject_create_and_add("members", &sk->kobj);
+	if (!members) {
+		ret = -ENOMEM;
+		goto out;
+	}
+
+	v->sysfs_bond = sk;
+	v->sysfs_members = members;
+	sk = NULL;
+	ret = 0;
+out:
+	mutex_unlock(&v->lock);
+	ib_device_put(&v->ibdev);
+	/* Only on failure; outside v->lock, see the top of the file. */
+	mrbond_sysfs_kobj_remove(sk);
+	return ret;
+}
+
+void mrbond_sysfs_del(struct mrbond_vdev *v)
+{
+	struct mrbond_sysfs_kobj *member[MRBOND_MAX_PORTS];
+	struct mrbond_sysfs_kobj *bond;
+	struct kobject *members;
+	u32 slot;
+
+	/* Detach under the lock, remove outside it. */
+	mutex_lock(&v->lock);
+	for (slot = 0; slot < MRBOND_MAX_PORTS; slot++) {
+		member[slot] = v->sysfs_member[slot];
+		v->sysfs_member[slot] = NULL;
+	}
+	members = v->sysfs_members;
+	v->sysfs_members = NULL;
+	bond = v->sysfs_bond;
+	v->sysfs_bond = NULL;
+	mutex_unlock(&v->lock);
+
+	for (slot = 0; slot < MRBOND_MAX_PORTS; slot++)
+		mrbond_sysfs_kobj_remove(member[slot]);
+	/* Dynamic kobject: its last put removes and frees it. */
+	kobject_put(members);
+	mrbond_sysfs_kobj_remove(bond);
+}
+
+int mrbond_sysfs_member_add(struct mrbond_vdev *v, u32 slot, const char *name)
+{
+	struct mrbond_sysfs_kobj *sk;
+	int ret;
+
+	if (slot >= MRBOND_MAX_PORTS || !name || !*name)
+		return -EINVAL;
+
+	if (!ib_device_try_get(&v->ibdev))
+		return -ENODEV;
+
+	mutex_lock(&v->lock);
+	if (v->dead || !v->sysfs_members) {
+		ret = -ENODEV;
+		goto out;
+	}
+	if (v->sysfs_member[slot]) {
+		ret = -EEXIST;
+		goto out;
+	}
+
+	sk = mrbond_sysfs_kobj_add(v, &mrbond_member_ktype, v->sysfs_members,
+				   name, slot);
+	if (IS_ERR(sk)) {
+		ret = PTR_ERR(sk);
+		goto out;
+	}
+	v->sysfs_member[slot] = sk;
+	ret = 0;
+out:
+	mutex_unlock(&v->lock);
+	ib_device_put(&v->ibdev);
+	return ret;
+}
+
+void mrbond_sysfs_member_del(struct mrbond_vdev *v, u32 slot)
+{
+	struct mrbond_sysfs_kobj *sk;
+
+	if (slot >= MRBOND_MAX_PORTS)
+		return;
+
+	mutex_lock(&v->lock);
+	sk = v->sysfs_member[slot];
+	v->sysfs_member[slot] = NULL;
+	mutex_unlock(&v->lock);
+
+	mrbond_sysfs_kobj_remove(sk);
+}

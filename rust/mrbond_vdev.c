@@ -1,0 +1,836 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The virtual RoCE ib_device of a bond: allocation, registration, the
+ * ib_device_ops table and the attribute intersection. Runtime state (which
+ * port is usable, counters) is asked of Rust through the mrbond_rs_*
+ * callbacks; this file only forwards to the RDMA core.
+ */
+
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/device.h>
+#include <linux/minmax.h>
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/netdevice.h>
+#include <linux/stddef.h>
+#include <linux/workqueue.h>
+#include <net/net_namespace.h>
+#include <rdma/ib_addr.h>
+#include <rdma/ib_mad.h>
+#include <rdma/ib_verbs.h>
+
+#include "rdma_mrbond_vdev.h"
+#include "rdma_mrbond_vdev_priv.h"
+
+/* Must be the same in get_port_immutable and query_port (sysfs gids/). */
+#define MRBOND_GID_TBL_LEN	128
+/* One default P_Key, as rxe: RoCE has no partitions. */
+#define MRBOND_PKEY_TBL_LEN	1
+#define MRBOND_MAX_MSG_SZ	(1U << 31)
+
+/*
+ * Member capabilities the vdev inherits unchanged because they only describe
+ * how a member's own QPs behave, and every vdev QP lives on one member. All
+ * other flags are dropped until the data path implements them (FRWR =
+ * IB_DEVICE_MEM_MGT_EXTENSIONS, MWs, XRC, SRQ resize, flush/atomic write,
+ * APM, raw packet, checksum offloads, flow steering).
+ */
+#define MRBOND_DEVICE_CAP_INHERITED					\
+	((u64)(IB_DEVICE_RC_RNR_NAK_GEN | IB_DEVICE_CURR_QP_STATE_MOD |	\
+	       IB_DEVICE_UD_AV_PORT_ENFORCE))
+/* What the vdev itself provides, whatever its members are. */
+#define MRBOND_DEVICE_CAP_OWN						\
+	((u64)(IB_DEVICE_PORT_ACTIVE_EVENT | IB_DEVICE_SYS_IMAGE_GUID))
+
+struct mrbond_pd {
+	struct ib_pd ibpd;
+};
+
+struct mrbond_cq {
+	struct ib_cq ibcq;
+};
+
+struct mrbond_qp {
+	struct ib_qp ibqp;
+};
+
+struct mrbond_ah {
+	struct ib_ah ibah;
+};
+
+static struct mrbond_vdev *to_mrbond_vdev(struct ib_device *ibdev)
+{
+	return container_of(ibdev, struct mrbond_vdev, ibdev);
+}
+
+/*
+ * Attribute intersection (limits): an ib_device_attr field that the vdev
+ * reports as the minimum over its members, because one vdev object (QP, CQ,
+ * MR, ...) lives on a single member and must fit on any of them. Objects
+ * whose verbs the vdev lacks (SRQ, MW, multicast, EE/RDD, raw QPs,
+ * signature/PI, ODP, DM) stay 0 so that ULPs never try them: e.g. nvmet
+ * creates SRQs whenever max_srq != 0.
+ */
+struct mrbond_limit {
+	const char *name;
+	size_t offset;
+	u8 size;
+	bool is_signed;
+};
+
+#define MRBOND_LIMIT(field) {						\
+	.name = #field,							\
+	.offset = offsetof(struct ib_device_attr, field),		\
+	.size = sizeof_field(struct ib_device_attr, field),		\
+	.is_signed = is_signed_type(typeof_member(struct ib_device_attr, field)), \
+}
+
+static const struct mrbond_limit mrbond_limits[] = {
+	MRBOND_LIMIT(max_mr_size),
+	MRBOND_LIMIT(max_qp),
+	MRBOND_LIMIT(max_qp_wr),
+	MRBOND_LIMIT(max_send_sge),
+	MRBOND_LIMIT(max_recv_sge),
+	MRBOND_LIMIT(max_sge_rd),
+	MRBOND_LIMIT(max_cq),
+	MRBOND_LIMIT(max_cqe),
+	MRBOND_LIMIT(max_mr),
+	MRBOND_LIMIT(max_pd),
+	MRBOND_LIMIT(max_qp_rd_atom),
+	MRBOND_LIMIT(max_res_rd_atom),
+	MRBOND_LIMIT(max_qp_init_rd_atom),
+	/* IB_ATOMIC_NONE < IB_ATOMIC_HCA < IB_ATOMIC_GLOB */
+	MRBOND_LIMIT(atomic_cap),
+	MRBOND_LIMIT(masked_atomic_cap),
+	MRBOND_LIMIT(max_ah),
+	MRBOND_LIMIT(max_fast_reg_page_list_len),
+};
+
+/* A negative limit (never seen in a driver) counts as "none". */
+static u64 mrbond_limit_get(const struct ib_device_attr *attr,
+			    const struct mrbond_limit *l)
+{
+	const void *p = (const u8 *)attr + l->offset;
+	s32 s;
+
+	switch (l->size) {
+	case sizeof(u16):
+		return *(const u16 *)p;
+	case sizeof(u32):
+		if (!l->is_signed)
+			return *(const u32 *)p;
+		s = *(const s32 *)p;
+		return s < 0 ? 0 : s;
+	case sizeof(u64):
+		return *(const u64 *)p;
+	}
+	WARN_ON_ONCE(1);
+	return 0;
+}
+
+/* val is a minimum of values of this very field: it always fits. */
+static void mrbond_limit_set(struct ib_device_attr *attr,
+			     const struct mrbond_limit *l, u64 val)
+{
+	void *p = (u8 *)attr + l->offset;
+
+	switch (l->size) {
+	case sizeof(u16):
+		*(u16 *)p = val;
+		break;
+	case sizeof(u32):
+		*(u32 *)p = val;
+		break;
+	case sizeof(u64):
+		*(u64 *)p = val;
+		break;
+	default:
+		WARN_ON_ONCE(1);
+	}
+}
+
+/* The vdev's own values, whatever the members: never intersected. */
+static void mrbond_vdev_own_attrs(struct mrbond_vdev *v)
+{
+	struct ib_device_attr *a = &v->attrs;
+
+	a->device_cap_flags |= MRBOND_DEVICE_CAP_OWN;
+	/* `rdma link del` checks the frozen copy (nldev_dellink). */
+	a->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
+	a->max_pkeys = MRBOND_PKEY_TBL_LEN;
+	/* Never a member's: the vdev is its own system image. */
+	a->sys_image_guid = v->ibdev.node_guid;
+	a->vendor_id = 0;
+	a->vendor_part_id = 0;
+	a->hw_ver = 0;
+	a->fw_ver = 0;
+}
+
+static int mrbond_query_device(struct ib_device *ibdev,
+			       struct ib_device_attr *attr,
+			       struct ib_udata *udata)
+{
+	/* No ucontext: only kernel callers, with an empty udata. */
+	if (udata && (udata->inlen || udata->outlen))
+		return -EINVAL;
+
+	*attr = to_mrbond_vdev(ibdev)->attrs;
+	return 0;
+}
+
+static int mrbond_get_port_immutable(struct ib_device *ibdev, u32 port,
+				     struct ib_port_immutable *immutable)
+{
+	/* Called before the caches exist: constants only. */
+	immutable->core_cap_flags = RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP;
+	immutable->pkey_tbl_len = MRBOND_PKEY_TBL_LEN;
+	immutable->gid_tbl_len = MRBOND_GID_TBL_LEN;
+	immutable->max_mad_size = IB_MGMT_MAD_SIZE;
+	return 0;
+}
+
+static enum rdma_link_layer mrbond_get_link_layer(struct ib_device *ibdev,
+						  u32 port)
+{
+	/* node_type IB_CA alone would make the core report InfiniBand. */
+	return IB_LINK_LAYER_ETHERNET;
+}
+
+static int mrbond_query_pkey(struct ib_device *ibdev, u32 port, u16 index,
+			     u16 *pkey)
+{
+	if (index >= MRBOND_PKEY_TBL_LEN)
+		return -EINVAL;
+	*pkey = IB_DEFAULT_PKEY_FULL;
+	return 0;
+}
+
+/*
+ * The core has zeroed *attr. May sleep. Takes RTNL (ib_get_eth_speed), so
+ * nobody may query a vdev port under RTNL; the Rust callback runs first and
+ * returns before RTNL is taken, so no Rust lock nests around RTNL here.
+ */
+static int mrbond_query_port(struct ib_device *ibdev, u32 port,
+			     struct ib_port_attr *attr)
+{
+	struct mrbond_vdev *v = to_mrbond_vdev(ibdev);
+	struct net_device *ndev;
+	u16 speed;
+	u8 width;
+
+	if (mrbond_rs_vdev_port_active(v->bond, port)) {
+		attr->state = IB_PORT_ACTIVE;
+		attr->phys_state = IB_PORT_PHYS_STATE_LINK_UP;
+	} else {
+		attr->state = IB_PORT_DOWN;
+		attr->phys_state = IB_PORT_PHYS_STATE_DISABLED;
+	}
+
+	attr->max_mtu = IB_MTU_4096;
+	attr->active_mtu = IB_MTU_1024;
+	ndev = ib_device_get_netdev(ibdev, port);
+	if (ndev) {
+		/*
+		 * The RoCE headers come out of the Ethernet MTU (as rdma_cm
+		 * computes it); 256 is the smallest value the enum has.
+		 */
+		attr->active_mtu = iboe_get_mtu(READ_ONCE(ndev->mtu)) ?:
+				   IB_MTU_256;
+		dev_put(ndev);
+	}
+
+	attr->gid_tbl_len = MRBOND_GID_TBL_LEN;
+	attr->pkey_tbl_len = MRBOND_PKEY_TBL_LEN;
+	attr->port_cap_flags = IB_PORT_CM_SUP;
+	attr->max_msg_sz = MRBOND_MAX_MSG_SZ;
+
+	/* No netdev or no ethtool speed: still a usable port, just slow. */
+	attr->active_speed = IB_SPEED_SDR;
+	attr->active_width = IB_WIDTH_1X;
+	if (!ib_get_eth_speed(ibdev, port, &speed, &width)) {
+		attr->active_speed = speed;
+		attr->active_width = width;
+	}
+	return 0;
+}
+
+/* data path: issue 5 */
+static int mrbond_alloc_pd(struct ib_pd *pd, struct ib_udata *udata)
+{
+	return 0;
+}
+
+/* data path: issue 5 */
+static int mrbond_dealloc_pd(struct ib_pd *pd, struct ib_udata *udata)
+{
+	return 0;
+}
+
+/* data path: issue 5 */
+static int mrbond_create_cq(struct ib_cq *cq, const struct ib_cq_init_attr *attr,
+			    struct uverbs_attr_bundle *attrs)
+{
+	return -EOPNOTSUPP;
+}
+
+/* data path: issue 5 */
+static int mrbond_destroy_cq(struct ib_cq *cq, struct ib_udata *udata)
+{
+	return 0;
+}
+
+/* data path: issue 5 */
+static int mrbond_poll_cq(struct ib_cq *cq, int num_entries, struct ib_wc *wc)
+{
+	return 0;
+}
+
+/* data path: issue 5 */
+static int mrbond_req_notify_cq(struct ib_cq *cq,
+				enum ib_cq_notify_flags flags)
+{
+	return 0;
+}
+
+/* data path: issue 5 */
+static int mrbond_create_qp(struct ib_qp *qp, struct ib_qp_init_attr *init,
+			    struct ib_udata *udata)
+{
+	return -EOPNOTSUPP;
+}
+
+/* data path: issue 5 */
+static int mrbond_modify_qp(struct ib_qp *qp, struct ib_qp_attr *attr,
+			    int attr_mask, struct ib_udata *udata)
+{
+	return -EOPNOTSUPP;
+}
+
+/* data path: issue 5 */
+static int mrbond_query_qp(struct ib_qp *qp, struct ib_qp_attr *attr,
+			   int attr_mask, struct ib_qp_init_attr *init)
+{
+	return -EOPNOTSUPP;
+}
+
+/* data path: issue 5 */
+static int mrbond_destroy_qp(struct ib_qp *qp, struct ib_udata *udata)
+{
+	return 0;
+}
+
+/* data path: issue 5 */
+static int mrbond_post_send(struct ib_qp *qp, const struct ib_send_wr *wr,
+			    const struct ib_send_wr **bad_wr)
+{
+	*bad_wr = wr;
+	return -EOPNOTSUPP;
+}
+
+/* data path: issue 5 */
+static int mrbond_post_recv(struct ib_qp *qp, const struct ib_recv_wr *wr,
+			    const struct ib_recv_wr **bad_wr)
+{
+	*bad_wr = wr;
+	return -EOPNOTSUPP;
+}
+
+/* data path: issue 5 */
+static void mrbond_drain_sq(struct ib_qp *qp)
+{
+}
+
+/* data path: issue 5 */
+static void mrbond_drain_rq(struct ib_qp *qp)
+{
+}
+
+/* data path: issue 5 */
+static int mrbond_create_ah(struct ib_ah *ah, struct rdma_ah_init_attr *attr,
+			    struct ib_udata *udata)
+{
+	return -EOPNOTSUPP;
+}
+
+/* data path: issue 5 */
+static int mrbond_destroy_ah(struct ib_ah *ah, u32 flags)
+{
+	return 0;
+}
+
+/* data path: issue 5 */
+static struct ib_mr *mrbond_get_dma_mr(struct ib_pd *pd, int access)
+{
+	return ERR_PTR(-EOPNOTSUPP);
+}
+
+/* data path: issue 5 */
+static struct ib_mr *mrbond_reg_user_mr(struct ib_pd *pd, u64 start,
+					u64 length, u64 virt_addr, int access,
+					struct ib_udata *udata)
+{
+	return ERR_PTR(-EOPNOTSUPP);
+}
+
+/* data path: issue 5 */
+static int mrbond_dereg_mr(struct ib_mr *mr, struct ib_udata *udata)
+{
+	return 0;
+}
+
+/* data path: issue 5 */
+static struct ib_mr *mrbond_alloc_mr(struct ib_pd *pd, enum ib_mr_type type,
+				     u32 max_num_sg)
+{
+	return ERR_PTR(-EOPNOTSUPP);
+}
+
+/* data path: issue 5 */
+static int mrbond_map_mr_sg(struct ib_mr *mr, struct scatterlist *sg,
+			    int sg_nents, unsigned int *sg_offset)
+{
+	return -EOPNOTSUPP;
+}
+
+/* In enum mrbond_stat order: Rust fills the values in that order. */
+static const struct rdma_stat_desc mrbond_stat_descs[] = {
+	[MRBOND_STAT_USABLE].name = "usable",
+	[MRBOND_STAT_TRANSITIONS].name = "transitions",
+	[MRBOND_STAT_QPS].name = "qps",
+	[MRBOND_STAT_OUTSTANDING_WR].name = "outstanding_wr",
+	[MRBOND_STAT_PLACEMENTS].name = "placements",
+	[MRBOND_STAT_WRONG_MEMBER_KEY].name = "wrong_member_key",
+	[MRBOND_STAT_FLUSHED_WR].name = "flushed_wr",
+};
+static_assert(ARRAY_SIZE(mrbond_stat_descs) == MRBOND_STAT_MAX);
+
+static struct rdma_hw_stats *mrbond_alloc_hw_port_stats(struct ib_device *ibdev,
+							u32 port)
+{
+	return rdma_alloc_hw_stats_struct(mrbond_stat_descs,
+					  ARRAY_SIZE(mrbond_stat_descs),
+					  RDMA_HW_STATS_DEFAULT_LIFESPAN);
+}
+
+/* Port 0: only sysfs hw_counters/ shows it; `rdma statistic` is per port. */
+static struct rdma_hw_stats *mrbond_alloc_hw_device_stats(struct ib_device *ibdev)
+{
+	return mrbond_alloc_hw_port_stats(ibdev, 0);
+}
+
+/*
+ * Called with stats->lock held; may sleep. Always refreshes every counter
+ * and returns how many: nldev prints only the returned count, and the
+ * sysfs setup rejects any other value at registration.
+ */
+static int mrbond_get_hw_stats(struct ib_device *ibdev,
+			       struct rdma_hw_stats *stats, u32 port, int index)
+{
+	u64 values[MRBOND_STAT_MAX] = {};
+	int n = min_t(int, stats->num_counters, MRBOND_STAT_MAX);
+
+	mrbond_rs_vdev_stats(to_mrbond_vdev(ibdev)->bond, port, values);
+	memcpy(stats->value, values, n * sizeof(values[0]));
+	return n;
+}
+
+/*
+ * Adds the GIDs of the ports' netdevs after a binding changed on a
+ * registered vdev (ib_device_set_netdev() triggers no rescan; mlx5 does the
+ * same by hand). Deferred because the rescan takes RTNL, and the caller may
+ * hold RTNL or locks that a netdev notifier takes. Adding a GID that is
+ * present is a no-op, so every port is rescanned.
+ */
+static void mrbond_vdev_rescan_work(struct work_struct *work)
+{
+	struct mrbond_vdev *v = container_of(work, struct mrbond_vdev,
+					     rescan_work);
+	u32 port;
+
+	for (port = 1; port <= v->nports; port++)
+		rdma_roce_rescan_port(&v->ibdev, port);
+	/* The registration reference that its queuer handed over. */
+	ib_device_put(&v->ibdev);
+}
+
+/*
+ * The last op the core calls, from ib_dealloc_device(): `rdma link del`,
+ * ib_unregister_device() or mrbond_vdev_free(). The container itself is
+ * freed by the core at the last put_device().
+ */
+static void mrbond_dealloc_driver(struct ib_device *ibdev)
+{
+	struct mrbond_vdev *v = to_mrbond_vdev(ibdev);
+	void *bond;
+
+	mutex_lock(&v->lock);
+	bond = v->dead ? NULL : v->bond;
+	v->dead = true;
+	v->bond = NULL;
+	mutex_unlock(&v->lock);
+
+	/*
+	 * Not pending (it holds a registration reference, all dropped by
+	 * now), but it may still be returning: wait, its code is ours.
+	 */
+	flush_work(&v->rescan_work);
+	/* Our kobjects pin the device: drop them before its last put. */
+	mrbond_sysfs_del(v);
+	if (bond)
+		mrbond_rs_vdev_release(bond);
+}
+
+/*
+ * Without every one of the 17 ops that ib_device_check_mandatory() checks,
+ * the device registers but kverbs_provider is false and no kernel ULP
+ * (mad, cm, rdma_cm, nvme, ...) ever sees it.
+ */
+static const struct ib_device_ops mrbond_dev_ops = {
+	.owner = THIS_MODULE,
+	/* Never a real driver's id: those container_of our device. */
+	.driver_id = RDMA_DRIVER_UNKNOWN,
+
+	.query_device = mrbond_query_device,
+	.query_port = mrbond_query_port,
+	.get_port_immutable = mrbond_get_port_immutable,
+	.get_link_layer = mrbond_get_link_layer,
+	.query_pkey = mrbond_query_pkey,
+
+	.alloc_pd = mrbond_alloc_pd,
+	.dealloc_pd = mrbond_dealloc_pd,
+	.create_cq = mrbond_create_cq,
+	.destroy_cq = mrbond_destroy_cq,
+	.poll_cq = mrbond_poll_cq,
+	.req_notify_cq = mrbond_req_notify_cq,
+	.create_qp = mrbond_create_qp,
+	.modify_qp = mrbond_modify_qp,
+	.query_qp = mrbond_query_qp,
+	.destroy_qp = mrbond_destroy_qp,
+	.post_send = mrbond_post_send,
+	.post_recv = mrbond_post_recv,
+	.drain_sq = mrbond_drain_sq,
+	.drain_rq = mrbond_drain_rq,
+	.create_ah = mrbond_create_ah,
+	.destroy_ah = mrbond_destroy_ah,
+	.get_dma_mr = mrbond_get_dma_mr,
+	.reg_user_mr = mrbond_reg_user_mr,
+	.dereg_mr = mrbond_dereg_mr,
+	.alloc_mr = mrbond_alloc_mr,
+	.map_mr_sg = mrbond_map_mr_sg,
+
+	.alloc_hw_port_stats = mrbond_alloc_hw_port_stats,
+	.alloc_hw_device_stats = mrbond_alloc_hw_device_stats,
+	.get_hw_stats = mrbond_get_hw_stats,
+
+	/* Required by `rdma link del` (ib_unregister_device_and_put). */
+	.dealloc_driver = mrbond_dealloc_driver,
+
+	/* The core allocates these; a zero size would oops on first use. */
+	INIT_RDMA_OBJ_SIZE(ib_pd, mrbond_pd, ibpd),
+	INIT_RDMA_OBJ_SIZE(ib_cq, mrbond_cq, ibcq),
+	INIT_RDMA_OBJ_SIZE(ib_qp, mrbond_qp, ibqp),
+	INIT_RDMA_OBJ_SIZE(ib_ah, mrbond_ah, ibah),
+};
+
+struct mrbond_vdev *mrbond_vdev_alloc(void *bond, u32 nports, u64 node_guid)
+{
+	struct mrbond_vdev *v;
+
+	if (!nports || nports > MRBOND_MAX_PORTS)
+		return NULL;
+
+	v = ib_alloc_device(mrbond_vdev, ibdev);
+	if (!v)
+		return NULL;
+
+	v->bond = bond;
+	v->nports = nports;
+	mutex_init(&v->lock);
+	INIT_WORK(&v->rescan_work, mrbond_vdev_rescan_work);
+
+	v->ibdev.node_type = RDMA_NODE_IB_CA;
+	/* Before any ib_device_set_netdev(): it sizes port_data from it. */
+	v->ibdev.phys_port_cnt = nports;
+	v->ibdev.num_comp_vectors = 1;
+	v->ibdev.node_guid = cpu_to_be64(node_guid);
+	strscpy(v->ibdev.node_desc, "mrbond", sizeof(v->ibdev.node_desc));
+	ib_set_device_ops(&v->ibdev, &mrbond_dev_ops);
+
+	/* Registrable even if mrbond_vdev_set_attrs() is never called. */
+	mrbond_vdev_own_attrs(v);
+	return v;
+}
+
+/*
+ * Neither binding nor unbinding takes RTNL or sleeps on anything a netdev
+ * notifier holds: both may be called from a notifier (ib_device_set_netdev()
+ * and the GID-table mutex allow that) or with Rust locks held.
+ */
+static int mrbond_vdev_unbind(struct mrbond_vdev *v, u32 port)
+{
+	struct ib_device *ibdev = &v->ibdev;
+	struct net_device *old = NULL;
+	bool live;
+	int ret;
+
+	/* A registration reference: the GID table stays while we use it. */
+	live = ib_device_try_get(ibdev);
+	if (live)
+		old = ib_device_get_netdev(ibdev, port);
+
+	/* Valid in any state, even after .dealloc_driver. */
+	ret = ib_device_set_netdev(ibdev, NULL, port);
+
+	if (live) {
+		/* The core drops them on NETDEV_UNREGISTER, not on unbind. */
+		if (!ret && old)
+			roce_del_all_netdev_gids(ibdev, port, old);
+		ib_device_put(ibdev);
+	}
+	dev_put(old);
+	return ret;
+}
+
+static int mrbond_vdev_bind(struct mrbond_vdev *v, u32 port,
+			    struct net_device *ndev)
+{
+	struct ib_device *ibdev = &v->ibdev;
+	struct net_device *old = NULL;
+	bool live;
+	int ret;
+
+	/*
+	 * No binding may slip in after .dealloc_driver: its netdev hold would
+	 * last until our final put_device() and block the netdev's
+	 * unregistration meanwhile. One made before .dealloc_driver is
+	 * dropped by ib_dealloc_device(), which runs it first.
+	 */
+	mutex_lock(&v->lock);
+	if (v->dead) {
+		mutex_unlock(&v->lock);
+		return -ENODEV;
+	}
+	/* Registered: the GIDs must follow (unregistered: registration scans). */
+	live = ib_device_try_get(ibdev);
+	if (live)
+		old = ib_device_get_netdev(ibdev, port);
+	/* It takes its own hold on ndev. */
+	ret = ib_device_set_netdev(ibdev, ndev, port);
+	mutex_unlock(&v->lock);
+
+	if (live && !ret && old != ndev) {
+		if (old)
+			roce_del_all_netdev_gids(ibdev, port, old);
+		/* The work inherits our registration reference... */
+		if (queue_work(system_wq, &v->rescan_work))
+			live = false;
+		/* ...unless one is pending: it runs after our binding. */
+	}
+	if (live)
+		ib_device_put(ibdev);
+	dev_put(old);
+	return ret;
+}
+
+int mrbond_vdev_set_port_netdev(struct mrbond_vdev *v, u32 port, int ifindex)
+{
+	struct net_device *ndev;
+	int ret;
+
+	if (port < 1 || port > v->nports || ifindex < 0)
+		return -EINVAL;
+	if (!ifindex)
+		return mrbond_vdev_unbind(v, port);
+
+	ndev = dev_get_by_index(&init_net, ifindex);
+	if (!ndev)
+		return -ENODEV;
+	ret = mrbond_vdev_bind(v, port, ndev);
+	dev_put(ndev);
+	return ret;
+}
+
+/*
+ * The core copies attrs into ibdev->attrs once, inside ib_register_device(),
+ * and ULPs read that copy directly: later changes would not be seen, so this
+ * is refused once registered.
+ */
+void mrbond_vdev_set_attrs(struct mrbond_vdev *v,
+			   struct ib_device *const *members, u32 count)
+{
+	struct ib_device_attr *a = &v->attrs;
+	const struct ib_device_attr *m;
+	size_t i;
+	u64 val;
+	u32 j;
+
+	if (WARN_ON_ONCE(v->registered))
+		return;
+
+	memset(a, 0, sizeof(*a));
+	if (count) {
+		for (i = 0; i < ARRAY_SIZE(mrbond_limits); i++) {
+			val = U64_MAX;
+			for (j = 0; j < count; j++)
+				val = min(val, mrbond_limit_get(&members[j]->attrs,
+								&mrbond_limits[i]));
+			mrbond_limit_set(a, &mrbond_limits[i], val);
+		}
+
+		a->page_size_cap = ~0ULL;
+		a->device_cap_flags = MRBOND_DEVICE_CAP_INHERITED;
+		for (j = 0; j < count; j++) {
+			m = &members[j]->attrs;
+			a->page_size_cap &= m->page_size_cap;
+			a->device_cap_flags &= m->device_cap_flags;
+			/* Timeouts derived from it must hold for the slowest. */
+			a->local_ca_ack_delay = max(a->local_ca_ack_delay,
+						    m->local_ca_ack_delay);
+		}
+	}
+	mrbond_vdev_own_attrs(v);
+}
+
+int mrbond_vdev_member_covers(const struct mrbond_vdev *v,
+			      const struct ib_device *member,
+			      const char **weaker)
+{
+	const struct ib_device_attr *f = &v->attrs;
+	const struct ib_device_attr *m = &member->attrs;
+	const char *name = NULL;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(mrbond_limits) && !name; i++) {
+		if (mrbond_limit_get(m, &mrbond_limits[i]) <
+		    mrbond_limit_get(f, &mrbond_limits[i]))
+			name = mrbond_limits[i].name;
+	}
+
+	if (!name && (f->page_size_cap & ~m->page_size_cap))
+		name = "page_size_cap";
+	if (!name && (f->device_cap_flags & MRBOND_DEVICE_CAP_INHERITED &
+		      ~m->device_cap_flags))
+		name = "device_cap_flags";
+	if (!name && m->local_ca_ack_delay > f->local_ca_ack_delay)
+		name = "local_ca_ack_delay";
+
+	if (!name)
+		return 0;
+	if (weaker)
+		*weaker = name;
+	return -EINVAL;
+}
+
+int mrbond_vdev_register(struct mrbond_vdev *v, const char *name,
+			 bool user_named)
+{
+	int ret;
+
+	if (WARN_ON_ONCE(v->registered))
+		return -EBUSY;
+
+	if (user_named)
+		ib_mark_name_assigned_by_user(&v->ibdev);
+
+	/*
+	 * Our handle's reference, taken first: with IBK_ALLOW_USER_UNREG a
+	 * racing `rdma link del` may unregister and dealloc the device even
+	 * before ib_register_device() returns; the memory must outlive that
+	 * until mrbond_vdev_unregister().
+	 */
+	get_device(&v->ibdev.dev);
+	ret = ib_register_device(&v->ibdev, name, NULL);
+	if (ret) {
+		/* The caller's mrbond_vdev_free() does the rest. */
+		put_device(&v->ibdev.dev);
+		return ret;
+	}
+	v->registered = true;
+	return 0;
+}
+
+void mrbond_vdev_free(struct mrbond_vdev *v)
+{
+	if (WARN_ON_ONCE(v->registered)) {
+		mrbond_vdev_unregister(v);
+		return;
+	}
+	/* Runs .dealloc_driver (bond release) and drops the netdev holds. */
+	ib_dealloc_device(&v->ibdev);
+}
+
+void mrbond_vdev_unregister(struct mrbond_vdev *v)
+{
+	if (WARN_ON_ONCE(!v->registered)) {
+		mrbond_vdev_free(v);
+		return;
+	}
+	/*
+	 * A no-op if `rdma link del` got there first (refcount already 0);
+	 * otherwise it ends in .dealloc_driver. Concurrent calls are fenced
+	 * by the core's unregistration_lock.
+	 */
+	ib_unregister_device(&v->ibdev);
+	put_device(&v->ibdev.dev);
+}
+
+/*
+ * From our ib_client .remove of this vdev while the core unregisters it on
+ * its own (`rdma link del`): it holds the unregistration lock there, so
+ * mrbond_vdev_unregister() would deadlock. The core's unregistration holds
+ * its own device reference and ends in .dealloc_driver (bond release); this
+ * only drops the reference of the module's handle.
+ */
+void mrbond_vdev_put(struct mrbond_vdev *v)
+{
+	if (WARN_ON_ONCE(!v->registered)) {
+		mrbond_vdev_free(v);
+		return;
+	}
+	v->registered = false;
+	put_device(&v->ibdev.dev);
+}
+
+const char *mrbond_vdev_name(const struct mrbond_vdev *v)
+{
+	/* No name before registration: Rust gets a C string, never NULL. */
+	return dev_name(&v->ibdev.dev) ?: "";
+}
+
+u32 mrbond_vdev_index(const struct mrbond_vdev *v)
+{
+	return v->ibdev.index;
+}
+
+bool mrbond_is_vdev(const struct ib_device *dev)
+{
+	return dev->ops.query_device == mrbond_query_device;
+}
+
+struct mrbond_vdev *mrbond_vdev_from_ibdev(struct ib_device *dev)
+{
+	return mrbond_is_vdev(dev) ? to_mrbond_vdev(dev) : NULL;
+}
+
+void mrbond_vdev_port_event(struct mrbond_vdev *v, u32 port, bool active)
+{
+	struct ib_event ev = {
+		.device = &v->ibdev,
+		.element.port_num = port,
+		.event = active ? IB_EVENT_PORT_ACTIVE : IB_EVENT_PORT_ERR,
+	};
+
+	if (WARN_ON_ONCE(port < 1 || port > v->nports))
+		return;
+
+	/*
+	 * The queued work holds no device reference: dispatch only while
+	 * registered, so ib_cache_cleanup_one()'s flush of ib_wq covers it.
+	 * Unregistered, there is no cache to update nor anyone to notify.
+	 */
+	if (!ib_device_try_get(&v->ibdev))
+		return;
+	ib_dispatch_event(&ev);
+	ib_device_put(&v->ibdev);
+}

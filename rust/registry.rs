@@ -1,0 +1,795 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Every RDMA device the module knows and every bond: creation, deletion,
+//! membership, and the evaluation pass of the ordered workqueue.
+
+use kernel::{
+    c_str, new_mutex,
+    prelude::*,
+    str::CStr,
+    sync::{Arc, Mutex},
+};
+
+use crate::{
+    bond::{self, Bond, Member, Name},
+    ffi::{
+        self, BondInfo, BondSpec, IbDevice, NetdevState, RawIbDevice, RawVdev, Vdev, MAX_MEMBERS,
+    },
+    policy::{
+        eligibility::AdminState,
+        knobs::{self, BondMode, ConfigError},
+        placement::Policy,
+    },
+};
+
+/// Most RDMA devices tracked at once (members and candidates).
+const MAX_DEVICES: usize = 64;
+/// Most bonds at once.
+const MAX_BONDS: usize = 16;
+/// `BOND_MODE_ACTIVEBACKUP` and `BOND_MODE_8023AD` (`include/uapi/linux/if_bonding.h`).
+const BOND_MODE_ACTIVEBACKUP: u32 = 1;
+const BOND_MODE_8023AD: u32 = 4;
+/// Locally administered prefix of vdev node GUIDs ("mrb").
+const GUID_BASE: u64 = 0x026d_7262_0000_0000;
+
+/// A refused request: the errno and the extack text for netlink.
+pub(crate) struct ReqError {
+    pub(crate) errno: Error,
+    pub(crate) message: Option<&'static [u8]>,
+}
+
+impl ReqError {
+    fn new(errno: Error, message: &'static CStr) -> Self {
+        Self {
+            errno,
+            message: Some(message.as_bytes_with_nul()),
+        }
+    }
+
+    fn config(e: ConfigError) -> Self {
+        Self {
+            errno: EINVAL,
+            message: Some(e.message_nul()),
+        }
+    }
+}
+
+impl From<Error> for ReqError {
+    fn from(errno: Error) -> Self {
+        Self {
+            errno,
+            message: None,
+        }
+    }
+}
+
+type ReqResult<T = ()> = core::result::Result<T, ReqError>;
+
+/// A validated MEMBER_SET entry: slot, new weight, new admin state.
+type MemberChange = (usize, Option<u16>, Option<AdminState>);
+
+/// What the registry lock protects.
+struct RegistryInner {
+    /// RDMA devices reported by the `ib_client` (never our vdevs).
+    devices: [Option<IbDevice>; MAX_DEVICES],
+    /// Live bonds.
+    bonds: [Option<Arc<Bond>>; MAX_BONDS],
+    /// Next node GUID suffix.
+    next_guid: u64,
+}
+
+/// The module's state, reachable from every C callback.
+///
+/// Lock order: `inner`, then a bond's state, then its vdev.
+#[pin_data]
+pub(crate) struct Registry {
+    /// Devices and bonds; held briefly, never across RDMA registration,
+    /// sysfs removal or anything that takes RTNL.
+    #[pin]
+    inner: Mutex<RegistryInner>,
+}
+
+impl Registry {
+    /// An empty registry.
+    pub(crate) fn new() -> impl PinInit<Self> {
+        pin_init!(Self {
+            inner <- new_mutex!(
+                RegistryInner {
+                    devices: [const { None }; MAX_DEVICES],
+                    bonds: [const { None }; MAX_BONDS],
+                    next_guid: 1,
+                },
+                "mrbond:registry"
+            ),
+        })
+    }
+
+    /// `ib_client.add`: remember the device; rejoin bond slots of its name.
+    pub(crate) fn device_added(&self, dev: IbDevice) -> Result {
+        if !dev.is_roce() {
+            // As uverbs does for devices it does not serve.
+            return Err(Error::from_errno(-(kernel::bindings::EOPNOTSUPP as i32)));
+        }
+        pr_info!("sees RDMA device {}\n", dev.name());
+        let mut inner = self.inner.lock();
+        for bond in inner.bonds.iter().flatten() {
+            let mut st = bond.state.lock();
+            for member in st.members.iter_mut().flatten() {
+                if member.dev.is_none() && member.name.as_bytes() == dev.name().as_bytes() {
+                    pr_info!("member {} is back\n", dev.name());
+                    member.dev = Some(dev.duplicate());
+                }
+            }
+        }
+        let slot = inner
+            .devices
+            .iter_mut()
+            .find(|d| d.is_none())
+            .ok_or(ENOSPC)?;
+        *slot = Some(dev);
+        drop(inner);
+        ffi::kick();
+        Ok(())
+    }
+
+    /// `ib_client.remove`: forget every handle of the device before
+    /// returning, as [`IbDevice`]'s invariant requires.
+    pub(crate) fn device_removed(&self, raw: *mut RawIbDevice) {
+        let mut inner = self.inner.lock();
+        for d in inner.devices.iter_mut() {
+            if d.as_ref().is_some_and(|d| d.same(raw)) {
+                if let Some(d) = d.as_ref() {
+                    pr_info!("RDMA device {} removed\n", d.name());
+                }
+                *d = None;
+            }
+        }
+        for bond in inner.bonds.iter().flatten() {
+            let mut st = bond.state.lock();
+            for member in st.members.iter_mut().flatten() {
+                if member.dev.as_ref().is_some_and(|d| d.same(raw)) {
+                    member.dev = None;
+                }
+            }
+        }
+    }
+
+    /// The RDMA core unregisters one of our vdevs on its own.
+    pub(crate) fn vdev_unregistering(&self, raw: *mut RawVdev) {
+        let mut found = None;
+        {
+            let mut inner = self.inner.lock();
+            for slot in inner.bonds.iter_mut() {
+                let ours = slot
+                    .as_ref()
+                    .is_some_and(|b| b.vdev.lock().as_ref().is_some_and(|v| v.is(raw)));
+                if ours {
+                    found = slot.take();
+                }
+            }
+        }
+        if let Some(bond) = found {
+            if let Some(v) = bond.vdev.lock().take() {
+                pr_info!("{} unregistered by the RDMA core\n", v.name());
+                v.release_unregistering();
+            }
+        }
+    }
+
+    /// NETDEV_UNREGISTER (RTNL held): vdev ports must let go of the netdev.
+    pub(crate) fn netdev_unregister(&self, ifindex: u32) {
+        let inner = self.inner.lock();
+        for bond in inner.bonds.iter().flatten() {
+            let st = bond.state.lock();
+            let vdev = bond.vdev.lock();
+            let Some(v) = vdev.as_ref() else { continue };
+            for (slot, member) in st.members.iter().enumerate() {
+                if member.as_ref().is_some_and(|m| m.netdev == ifindex) {
+                    let port = u32::try_from(slot).unwrap_or(0).saturating_add(1);
+                    if bond.mode == BondMode::Rail || port == 1 {
+                        let _ = v.set_port_netdev(port, 0);
+                    }
+                }
+            }
+        }
+    }
+
+    /// One pass of the ordered workqueue; returns the delay in ms until the
+    /// next debounce deadline (0 for none).
+    pub(crate) fn evaluate(&self, event_ns: u64) -> u32 {
+        let mut bonds: [Option<Arc<Bond>>; MAX_BONDS] = [const { None }; MAX_BONDS];
+        {
+            let inner = self.inner.lock();
+            for (dst, src) in bonds.iter_mut().zip(inner.bonds.iter()) {
+                dst.clone_from(src);
+            }
+        }
+        let now = ffi::now_ns();
+        let mut next: Option<u64> = None;
+        for bond in bonds.iter().flatten() {
+            if let Some(d) = bond.evaluate(now, event_ns) {
+                next = Some(next.map_or(d, |n| n.min(d)));
+            }
+        }
+        next.map_or(0, |d| {
+            let ms = d.saturating_sub(now).div_ceil(1_000_000).max(1);
+            u32::try_from(ms).unwrap_or(u32::MAX)
+        })
+    }
+
+    fn find_bond(inner: &RegistryInner, name: &[u8]) -> Option<Arc<Bond>> {
+        inner
+            .bonds
+            .iter()
+            .flatten()
+            .find(|b| b.is_named(name))
+            .cloned()
+    }
+
+    fn member_of_any_bond(inner: &RegistryInner, name: &[u8]) -> bool {
+        inner.bonds.iter().flatten().any(|b| {
+            b.state
+                .lock()
+                .members
+                .iter()
+                .flatten()
+                .any(|m| m.name.as_bytes() == name)
+        })
+    }
+
+    fn find_device<'a>(inner: &'a RegistryInner, name: &[u8]) -> Option<&'a IbDevice> {
+        inner
+            .devices
+            .iter()
+            .flatten()
+            .find(|d| d.name().as_bytes() == name)
+    }
+
+    /// BOND_NEW from netlink.
+    pub(crate) fn bond_new(&self, spec: &BondSpec, reply: &mut BondInfo) -> ReqResult {
+        let mode = match (spec.has_mode != 0, spec.mode) {
+            (false, _) | (true, 0) => BondMode::Rail,
+            (true, 1) => BondMode::ActiveBackup,
+            _ => return Err(ReqError::config(ConfigError::UnknownMode)),
+        };
+        let policy = if spec.has_policy != 0 {
+            bond::policy_from_id(spec.policy).ok_or(ReqError::config(ConfigError::UnknownPolicy))?
+        } else {
+            Policy::Wrr
+        };
+        let mut names: [Option<(Name, u16, AdminState)>; MAX_MEMBERS] = [None; MAX_MEMBERS];
+        knobs::validate_member_count(spec.members().len()).map_err(ReqError::config)?;
+        for (i, m) in spec.members().iter().enumerate() {
+            let name = Name::new(&m.ibdev)
+                .ok_or(ReqError::new(EINVAL, c_str!("bad member device name")))?;
+            let weight = if m.has_weight != 0 {
+                knobs::validate_weight(u64::from(m.weight)).map_err(ReqError::config)?
+            } else {
+                100
+            };
+            let admin = if m.has_admin != 0 {
+                bond::admin_from_id(m.admin)
+                    .ok_or(ReqError::new(EINVAL, c_str!("unknown admin state")))?
+            } else {
+                AdminState::Up
+            };
+            if names
+                .iter()
+                .flatten()
+                .any(|(n, _, _)| n.as_bytes() == name.as_bytes())
+            {
+                return Err(ReqError::new(EINVAL, c_str!("member listed twice")));
+            }
+            if let Some(slot) = names.get_mut(i) {
+                *slot = Some((name, weight, admin));
+            }
+        }
+        self.check_lacp_source(mode, spec.lacp_source)?;
+        let user_name = if spec.has_name != 0 {
+            let n = Name::new(&spec.name).ok_or(ReqError::new(EINVAL, c_str!("bad bond name")))?;
+            if n.as_bytes().contains(&b'%') {
+                return Err(ReqError::new(EINVAL, c_str!("bond name may not contain %")));
+            }
+            Some(n)
+        } else {
+            None
+        };
+        let bond = self.create(mode, policy, spec.lacp_source, &names, user_name)?;
+        bond.info(reply);
+        Ok(())
+    }
+
+    /// Refuses an LACP source that is not a bond, and data over 802.3ad.
+    fn check_lacp_source(&self, mode: BondMode, ifindex: u32) -> ReqResult {
+        if ifindex == 0 {
+            return Ok(());
+        }
+        let bond_mode = ffi::bond_mode(ifindex)
+            .map_err(|_| ReqError::new(EINVAL, c_str!("lacp-source is not a bond netdev")))?;
+        if mode == BondMode::ActiveBackup && bond_mode == BOND_MODE_8023AD {
+            // Brief section 2: the partner's LAG hash picks the ingress HCA.
+            return Err(ReqError::config(ConfigError::Mode8023adRefused));
+        }
+        if mode == BondMode::ActiveBackup && bond_mode != BOND_MODE_ACTIVEBACKUP {
+            return Err(ReqError::new(
+                EINVAL,
+                c_str!("active-backup needs an active-backup bond as lacp-source"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Creates, registers and publishes a bond over `members`.
+    fn create(
+        &self,
+        mode: BondMode,
+        policy: Policy,
+        lacp_source: u32,
+        members: &[Option<(Name, u16, AdminState)>; MAX_MEMBERS],
+        user_name: Option<Name>,
+    ) -> ReqResult<Arc<Bond>> {
+        let count = members.iter().flatten().count();
+        let ports = match mode {
+            BondMode::Rail => u32::try_from(count).map_err(|_| EINVAL)?,
+            BondMode::ActiveBackup => 1,
+        };
+        let bond = Bond::new(mode, policy, lacp_source, ports)?;
+        let mut vdev;
+        {
+            let mut inner = self.inner.lock();
+            let free = inner
+                .bonds
+                .iter()
+                .position(Option::is_none)
+                .ok_or(ReqError::new(ENOSPC, c_str!("too many bonds")))?;
+            let guid = GUID_BASE | inner.next_guid;
+            inner.next_guid = inner.next_guid.wrapping_add(1);
+            vdev = Vdev::alloc(bond.clone(), ports, guid)?;
+            let mut devs: [Option<&IbDevice>; MAX_MEMBERS] = [None; MAX_MEMBERS];
+            {
+                let mut st = bond.state.lock();
+                for (slot, (name, weight, admin)) in members.iter().flatten().enumerate() {
+                    if Self::member_of_any_bond(&inner, name.as_bytes()) {
+                        return Err(ReqError::new(
+                            EBUSY,
+                            c_str!("device is already a bond member"),
+                        ));
+                    }
+                    let dev = Self::find_device(&inner, name.as_bytes())
+                        .ok_or(ReqError::new(ENODEV, c_str!("no such RoCE RDMA device")))?;
+                    let m = crate::policy::MemberIndex::new(slot).ok_or(EINVAL)?;
+                    st.placer.add_member(m, *weight).map_err(ReqError::config)?;
+                    if let Some(d) = devs.get_mut(slot) {
+                        *d = Some(dev);
+                    }
+                    let netdev = dev.netdev_ifindex();
+                    if mode == BondMode::Rail || slot == 0 {
+                        let port = u32::try_from(slot).unwrap_or(0).saturating_add(1);
+                        vdev.set_port_netdev(port, netdev)?;
+                    }
+                    st.insert_member(
+                        slot,
+                        Member {
+                            name: *name,
+                            dev: Some(dev.duplicate()),
+                            netdev,
+                            admin: *admin,
+                            transitions: 0,
+                            seen: NetdevState::default(),
+                        },
+                        ffi::now_ns(),
+                    )?;
+                }
+            }
+            vdev.set_attrs(&devs);
+            if let Some(slot) = inner.bonds.get_mut(free) {
+                *slot = Some(bond.clone());
+            }
+        }
+        let name = user_name
+            .as_ref()
+            .map_or(c_str!("mrbond%d"), |n| n.as_cstr());
+        if let Err(e) = vdev.register(name, user_name.is_some()) {
+            self.unpublish(&bond);
+            drop(vdev);
+            return Err(if e.to_errno() == ENFILE.to_errno() {
+                ReqError::new(EEXIST, c_str!("an RDMA device of that name exists"))
+            } else {
+                ReqError::new(e, c_str!("registering the RDMA device failed"))
+            });
+        }
+        pr_info!(
+            "{}: created, {} member(s), {} port(s)\n",
+            vdev.name(),
+            count,
+            ports
+        );
+        self.warn_device_order(&bond, &vdev);
+        // sysfs with no lock held: its removal waits for show/store.
+        let _ = vdev.sysfs_add();
+        {
+            let st = bond.state.lock();
+            for (slot, member) in st.members.iter().enumerate() {
+                if let Some(member) = member {
+                    let _ = vdev
+                        .sysfs_member_add(u32::try_from(slot).unwrap_or(0), member.name.as_cstr());
+                }
+            }
+        }
+        *bond.vdev.lock() = Some(vdev);
+        ffi::kick();
+        Ok(bond)
+    }
+
+    /// rdma_cm's active side takes the first device in its list that holds
+    /// the source GID: a member registered before the bond wins it.
+    fn warn_device_order(&self, bond: &Bond, vdev: &Vdev) {
+        let st = bond.state.lock();
+        for member in st.members.iter().flatten() {
+            if let Some(dev) = member.dev.as_ref() {
+                if dev.index() < vdev.index() {
+                    pr_warn!(
+                        "{} is behind member {} in rdma_cm's device order: connections by address may use the member directly\n",
+                        vdev.name(),
+                        dev.name()
+                    );
+                }
+            }
+        }
+    }
+
+    fn unpublish(&self, bond: &Arc<Bond>) {
+        let mut inner = self.inner.lock();
+        for slot in inner.bonds.iter_mut() {
+            if slot.as_ref().is_some_and(|b| Arc::ptr_eq(b, bond)) {
+                *slot = None;
+            }
+        }
+    }
+
+    /// Unpublishes and unregisters a bond; no lock is held while the RDMA
+    /// core unregisters the device.
+    fn destroy(&self, bond: Arc<Bond>) {
+        self.unpublish(&bond);
+        let vdev = bond.vdev.lock().take();
+        if let Some(v) = vdev {
+            pr_info!("{}: destroyed\n", v.name());
+            drop(v);
+        }
+    }
+
+    fn bond_by_spec(&self, spec: &BondSpec) -> ReqResult<Arc<Bond>> {
+        let name = Name::new(&spec.name).ok_or(ReqError::new(EINVAL, c_str!("bad bond name")))?;
+        let inner = self.inner.lock();
+        Self::find_bond(&inner, name.as_bytes())
+            .ok_or(ReqError::new(ENODEV, c_str!("no such bond")))
+    }
+
+    /// BOND_DEL.
+    pub(crate) fn bond_del(&self, spec: &BondSpec) -> ReqResult {
+        let bond = self.bond_by_spec(spec)?;
+        self.destroy(bond);
+        Ok(())
+    }
+
+    /// BOND_SET: the placement policy.
+    pub(crate) fn bond_set(&self, spec: &BondSpec) -> ReqResult {
+        let bond = self.bond_by_spec(spec)?;
+        if spec.has_policy == 0 {
+            return Err(ReqError::new(
+                EINVAL,
+                c_str!("nothing to set: give a policy"),
+            ));
+        }
+        let policy = bond::policy_from_id(spec.policy)
+            .ok_or(ReqError::config(ConfigError::UnknownPolicy))?;
+        bond.state.lock().placer.set_policy(policy);
+        Ok(())
+    }
+
+    /// MEMBER_ADD: fills free slots (rail bonds keep their port count).
+    pub(crate) fn member_add(&self, spec: &BondSpec) -> ReqResult {
+        let bond = self.bond_by_spec(spec)?;
+        if spec.members().is_empty() {
+            return Err(ReqError::config(ConfigError::NoMembers));
+        }
+        let mut added: [Option<(u32, Name)>; MAX_MEMBERS] = [None; MAX_MEMBERS];
+        {
+            let inner = self.inner.lock();
+            // Validate everything first: a refused request changes nothing.
+            for m in spec.members() {
+                let name = Name::new(&m.ibdev)
+                    .ok_or(ReqError::new(EINVAL, c_str!("bad member device name")))?;
+                if Self::member_of_any_bond(&inner, name.as_bytes()) {
+                    return Err(ReqError::new(
+                        EBUSY,
+                        c_str!("device is already a bond member"),
+                    ));
+                }
+                let dev = Self::find_device(&inner, name.as_bytes())
+                    .ok_or(ReqError::new(ENODEV, c_str!("no such RoCE RDMA device")))?;
+                if m.has_weight != 0 {
+                    knobs::validate_weight(u64::from(m.weight)).map_err(ReqError::config)?;
+                }
+                if let Some(v) = bond.vdev.lock().as_ref() {
+                    if v.weaker_attribute(dev).is_some() {
+                        return Err(ReqError::new(
+                            EINVAL,
+                            c_str!("member is weaker than the bond's frozen attributes"),
+                        ));
+                    }
+                }
+            }
+            let mut st = bond.state.lock();
+            let free = st
+                .members
+                .iter()
+                .take(usize::try_from(st.ports).unwrap_or(0))
+                .filter(|m| m.is_none())
+                .count();
+            if bond.mode == BondMode::Rail && free < spec.members().len() {
+                return Err(ReqError::new(
+                    ENOSPC,
+                    c_str!("no free port: a rail bond keeps the port count it was created with"),
+                ));
+            }
+            for (i, m) in spec.members().iter().enumerate() {
+                let name = Name::new(&m.ibdev).ok_or(EINVAL)?;
+                let dev = Self::find_device(&inner, name.as_bytes()).ok_or(ENODEV)?;
+                let limit = match bond.mode {
+                    BondMode::Rail => usize::try_from(st.ports).unwrap_or(0),
+                    BondMode::ActiveBackup => MAX_MEMBERS,
+                };
+                let slot = st
+                    .members
+                    .iter()
+                    .take(limit)
+                    .position(Option::is_none)
+                    .ok_or(ENOSPC)?;
+                let idx = crate::policy::MemberIndex::new(slot).ok_or(EINVAL)?;
+                let weight = if m.has_weight != 0 {
+                    u16::try_from(m.weight).unwrap_or(100)
+                } else {
+                    100
+                };
+                st.placer
+                    .add_member(idx, weight)
+                    .map_err(ReqError::config)?;
+                let netdev = dev.netdev_ifindex();
+                if bond.mode == BondMode::Rail {
+                    if let Some(v) = bond.vdev.lock().as_ref() {
+                        let _ = v.set_port_netdev(
+                            u32::try_from(slot).unwrap_or(0).saturating_add(1),
+                            netdev,
+                        );
+                    }
+                }
+                st.insert_member(
+                    slot,
+                    Member {
+                        name,
+                        dev: Some(dev.duplicate()),
+                        netdev,
+                        admin: AdminState::Up,
+                        transitions: 0,
+                        seen: NetdevState::default(),
+                    },
+                    ffi::now_ns(),
+                )?;
+                if let Some(a) = added.get_mut(i) {
+                    *a = Some((u32::try_from(slot).unwrap_or(0), name));
+                }
+            }
+        }
+        if let Some(v) = bond.vdev.lock().as_ref() {
+            for (slot, name) in added.iter().flatten() {
+                let _ = v.sysfs_member_add(*slot, name.as_cstr());
+            }
+        }
+        ffi::kick();
+        Ok(())
+    }
+
+    /// MEMBER_DEL.
+    pub(crate) fn member_del(&self, spec: &BondSpec) -> ReqResult {
+        let bond = self.bond_by_spec(spec)?;
+        let mut removed: [Option<u32>; MAX_MEMBERS] = [None; MAX_MEMBERS];
+        {
+            let mut st = bond.state.lock();
+            for m in spec.members() {
+                let name = Name::new(&m.ibdev)
+                    .ok_or(ReqError::new(EINVAL, c_str!("bad member device name")))?;
+                if !st
+                    .members
+                    .iter()
+                    .flatten()
+                    .any(|x| x.name.as_bytes() == name.as_bytes())
+                {
+                    return Err(ReqError::new(ENOENT, c_str!("not a member of this bond")));
+                }
+            }
+            let now = ffi::now_ns();
+            for (i, m) in spec.members().iter().enumerate() {
+                let name = Name::new(&m.ibdev).ok_or(EINVAL)?;
+                let Some(slot) = st.members.iter().position(|x| {
+                    x.as_ref()
+                        .is_some_and(|x| x.name.as_bytes() == name.as_bytes())
+                }) else {
+                    continue;
+                };
+                let idx = crate::policy::MemberIndex::new(slot).ok_or(EINVAL)?;
+                let _ = st.elig.remove_member(idx, now);
+                let _ = st.placer.remove_member(idx);
+                if let Some(s) = st.members.get_mut(slot) {
+                    *s = None;
+                }
+                if let Some(r) = removed.get_mut(i) {
+                    *r = Some(u32::try_from(slot).unwrap_or(0));
+                }
+            }
+            let mask = st.elig.usable_mask();
+            st.placer.set_usable_mask(mask);
+        }
+        if let Some(v) = bond.vdev.lock().as_ref() {
+            for slot in removed.iter().flatten() {
+                v.sysfs_member_del(*slot);
+                if bond.mode == BondMode::Rail {
+                    let _ = v.set_port_netdev(slot.saturating_add(1), 0);
+                    v.port_event(slot.saturating_add(1), false);
+                }
+            }
+        }
+        ffi::kick();
+        Ok(())
+    }
+
+    /// MEMBER_SET: weight and admin state; all validated before any change.
+    pub(crate) fn member_set(&self, spec: &BondSpec) -> ReqResult {
+        let bond = self.bond_by_spec(spec)?;
+        let mut st = bond.state.lock();
+        let mut changes: [Option<MemberChange>; MAX_MEMBERS] = [None; MAX_MEMBERS];
+        for (i, m) in spec.members().iter().enumerate() {
+            let name = Name::new(&m.ibdev)
+                .ok_or(ReqError::new(EINVAL, c_str!("bad member device name")))?;
+            let slot = st
+                .members
+                .iter()
+                .position(|x| {
+                    x.as_ref()
+                        .is_some_and(|x| x.name.as_bytes() == name.as_bytes())
+                })
+                .ok_or(ReqError::new(ENOENT, c_str!("not a member of this bond")))?;
+            let weight = if m.has_weight != 0 {
+                Some(knobs::validate_weight(u64::from(m.weight)).map_err(ReqError::config)?)
+            } else {
+                None
+            };
+            let admin = if m.has_admin != 0 {
+                Some(
+                    bond::admin_from_id(m.admin)
+                        .ok_or(ReqError::new(EINVAL, c_str!("unknown admin state")))?,
+                )
+            } else {
+                None
+            };
+            if weight.is_none() && admin.is_none() {
+                return Err(ReqError::new(
+                    EINVAL,
+                    c_str!("nothing to set: give weight or admin"),
+                ));
+            }
+            if let Some(c) = changes.get_mut(i) {
+                *c = Some((slot, weight, admin));
+            }
+        }
+        for (slot, weight, admin) in changes.iter().flatten() {
+            let idx = crate::policy::MemberIndex::new(*slot).ok_or(EINVAL)?;
+            if let Some(w) = weight {
+                st.placer.set_weight(idx, *w).map_err(ReqError::config)?;
+            }
+            if let (Some(a), Some(Some(m))) = (admin, st.members.get_mut(*slot)) {
+                m.admin = *a;
+            }
+        }
+        drop(st);
+        ffi::kick();
+        Ok(())
+    }
+
+    /// A snapshot of the bond named `name`, or of the `pos`-th bond.
+    pub(crate) fn bond_info(&self, name: Option<&[u8]>, pos: u32, out: &mut BondInfo) -> Result {
+        let bond = {
+            let inner = self.inner.lock();
+            match name {
+                Some(n) => Self::find_bond(&inner, n),
+                None => inner
+                    .bonds
+                    .iter()
+                    .flatten()
+                    .nth(usize::try_from(pos).map_err(|_| ENOENT)?)
+                    .cloned(),
+            }
+        }
+        .ok_or(ENOENT)?;
+        bond.info(out);
+        Ok(())
+    }
+
+    /// `rdma link add NAME type mrbond netdev X`: X is a bond master (its
+    /// slaves' RDMA devices become members; 802.3ad serves only as the LACP
+    /// source of rail members) or a single member's netdev.
+    pub(crate) fn link_new(&self, name: &CStr, ifindex: u32) -> Result {
+        let mut slaves = [0u32; MAX_MEMBERS];
+        let (mode, lacp_source, count) = match ffi::bond_mode(ifindex) {
+            Ok(m) => {
+                let n = ffi::bond_slaves(ifindex, &mut slaves)?;
+                let mode = if m == BOND_MODE_ACTIVEBACKUP {
+                    BondMode::ActiveBackup
+                } else {
+                    BondMode::Rail
+                };
+                (mode, ifindex, n)
+            }
+            Err(_) => {
+                if let Some(s) = slaves.get_mut(0) {
+                    *s = ifindex;
+                }
+                (BondMode::Rail, 0, 1)
+            }
+        };
+        let mut members: [Option<(Name, u16, AdminState)>; MAX_MEMBERS] = [None; MAX_MEMBERS];
+        {
+            let inner = self.inner.lock();
+            let mut n = 0;
+            for &slave in slaves.iter().take(count) {
+                let dev = inner
+                    .devices
+                    .iter()
+                    .flatten()
+                    .find(|d| d.netdev_ifindex() == slave);
+                if let (Some(dev), Some(dst)) = (dev, members.get_mut(n)) {
+                    *dst = Some((
+                        Name::new(dev.name().as_bytes()).ok_or(EINVAL)?,
+                        100,
+                        AdminState::Up,
+                    ));
+                    n += 1;
+                }
+            }
+            if n == 0 {
+                pr_warn!(
+                    "rdma link add {}: no RoCE RDMA device on that netdev or its slaves\n",
+                    name
+                );
+                return Err(ENODEV);
+            }
+        }
+        let user = Name::new(name.as_bytes()).ok_or(EINVAL)?;
+        self.create(mode, Policy::Wrr, lacp_source, &members, Some(user))
+            .map(|_| ())
+            .map_err(|e| {
+                if let Some(msg) = e.message {
+                    pr_warn!(
+                        "rdma link add {}: {}\n",
+                        name,
+                        CStr::from_bytes_with_nul(msg).unwrap_or(c_str!("refused"))
+                    );
+                }
+                e.errno
+            })
+    }
+
+    /// Module exit: destroy every bond, with no lock held while doing so.
+    pub(crate) fn teardown(&self) {
+        loop {
+            let next = {
+                let inner = self.inner.lock();
+                inner.bonds.iter().flatten().next().cloned()
+            };
+            match next {
+                Some(b) => self.destroy(b),
+                None => break,
+            }
+        }
+    }
+}

@@ -1,0 +1,183 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Contents of `/sys/class/infiniband/<bond>/mrbond/`: formatting and
+//! validated writes (`Documentation/ABI/testing/sysfs-class-infiniband-mrbond`).
+//! A refused write returns `-EINVAL` and changes nothing.
+
+use kernel::prelude::*;
+
+use crate::{
+    bond::{self, emit, Bond},
+    ffi,
+    policy::{knobs, MemberIndex},
+};
+
+/// `enum mrbond_bond_attr`.
+const BOND_MODE: u32 = 0;
+const BOND_POLICY: u32 = 1;
+const BOND_MEMBERS: u32 = 2;
+const BOND_USABLE: u32 = 3;
+const BOND_LACP_SOURCE: u32 = 4;
+
+/// `enum mrbond_member_attr`.
+const MEMBER_NETDEV: u32 = 0;
+const MEMBER_STATE: u32 = 1;
+const MEMBER_REASON: u32 = 2;
+const MEMBER_WEIGHT: u32 = 3;
+const MEMBER_ADMIN: u32 = 4;
+const MEMBER_QPS: u32 = 5;
+const MEMBER_OUTSTANDING: u32 = 6;
+const MEMBER_TRANSITIONS: u32 = 7;
+const MEMBER_LACP: u32 = 8;
+
+/// Input without the trailing newline `echo` adds.
+fn trim(input: &[u8]) -> &[u8] {
+    input.strip_suffix(b"\n").unwrap_or(input)
+}
+
+fn ifname(ifindex: u32) -> [u8; 16] {
+    let mut name = [0u8; 16];
+    if !ffi::netdev_name(ifindex, &mut name) {
+        name = [0; 16];
+    }
+    name
+}
+
+fn as_str(bytes: &[u8]) -> &str {
+    let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
+    core::str::from_utf8(bytes.get(..end).unwrap_or(&[])).unwrap_or("?")
+}
+
+/// Shows a bond attribute.
+pub(crate) fn bond_show(bond: &Bond, attr: u32, page: &mut [u8]) -> isize {
+    match attr {
+        BOND_MODE => emit(
+            page,
+            format_args!(
+                "{}\n",
+                match bond.mode {
+                    knobs::BondMode::Rail => "rail",
+                    knobs::BondMode::ActiveBackup => "active-backup",
+                }
+            ),
+        ),
+        BOND_POLICY => {
+            let p = bond.state.lock().placer.policy();
+            emit(page, format_args!("{}\n", p.name()))
+        }
+        BOND_MEMBERS => {
+            let st = bond.state.lock();
+            let mut w = bond::BufWriter::new(page);
+            for m in st.members.iter().flatten() {
+                let _ = core::fmt::Write::write_fmt(&mut w, format_args!("{}\n", m.name.as_cstr()));
+            }
+            isize::try_from(w.len()).unwrap_or(0)
+        }
+        BOND_USABLE => {
+            let n = bond.state.lock().elig.usable_mask().count();
+            emit(page, format_args!("{}\n", n))
+        }
+        BOND_LACP_SOURCE => {
+            let name = ifname(bond.lacp_source);
+            emit(page, format_args!("{}\n", as_str(&name)))
+        }
+        _ => EINVAL.to_errno() as isize,
+    }
+}
+
+/// Stores a bond attribute (only `policy` is writable).
+pub(crate) fn bond_store(bond: &Bond, attr: u32, input: &[u8]) -> i32 {
+    match attr {
+        BOND_POLICY => match knobs::parse_policy(trim(input)) {
+            Ok(p) => {
+                bond.state.lock().placer.set_policy(p);
+                0
+            }
+            Err(_) => EINVAL.to_errno(),
+        },
+        _ => EPERM.to_errno(),
+    }
+}
+
+/// Shows a member attribute.
+pub(crate) fn member_show(bond: &Bond, slot: u32, attr: u32, page: &mut [u8]) -> isize {
+    let Some(m) = usize::try_from(slot).ok().and_then(MemberIndex::new) else {
+        return EINVAL.to_errno() as isize;
+    };
+    let st = bond.state.lock();
+    let Some(Some(member)) = st.members.get(m.get()) else {
+        return ENODEV.to_errno() as isize;
+    };
+    let status = st.elig.status(m);
+    match attr {
+        MEMBER_NETDEV => {
+            let name = ifname(member.netdev);
+            emit(page, format_args!("{}\n", as_str(&name)))
+        }
+        MEMBER_STATE => emit(
+            page,
+            format_args!("{}\n", bond::usability_name(status.usability)),
+        ),
+        MEMBER_REASON => emit(page, format_args!("{}\n", status.reason.name())),
+        MEMBER_WEIGHT => emit(page, format_args!("{}\n", st.placer.admin_weight(m))),
+        MEMBER_ADMIN => emit(page, format_args!("{}\n", bond::admin_name(member.admin))),
+        MEMBER_QPS => emit(page, format_args!("{}\n", st.placer.qps(m))),
+        MEMBER_OUTSTANDING => emit(page, format_args!("{}\n", st.placer.outstanding_wqes(m))),
+        MEMBER_TRANSITIONS => emit(page, format_args!("{}\n", member.transitions)),
+        MEMBER_LACP => {
+            if member.seen.bond_slave != 0 {
+                emit(
+                    page,
+                    format_args!(
+                        "link_up={} tx_enabled={}\n",
+                        member.seen.link_up, member.seen.tx_enabled
+                    ),
+                )
+            } else {
+                emit(page, format_args!("none\n"))
+            }
+        }
+        _ => EINVAL.to_errno() as isize,
+    }
+}
+
+fn parse_u64(input: &[u8]) -> Option<u64> {
+    let s = core::str::from_utf8(trim(input)).ok()?;
+    s.parse::<u64>().ok()
+}
+
+/// Stores a member attribute (`weight`, `admin`).
+pub(crate) fn member_store(bond: &Bond, slot: u32, attr: u32, input: &[u8]) -> i32 {
+    let Some(m) = usize::try_from(slot).ok().and_then(MemberIndex::new) else {
+        return EINVAL.to_errno();
+    };
+    let ret = {
+        let mut st = bond.state.lock();
+        if !matches!(st.members.get(m.get()), Some(Some(_))) {
+            return ENODEV.to_errno();
+        }
+        match attr {
+            MEMBER_WEIGHT => match parse_u64(input).map(knobs::validate_weight) {
+                Some(Ok(w)) => match st.placer.set_weight(m, w) {
+                    Ok(()) => 0,
+                    Err(_) => EINVAL.to_errno(),
+                },
+                _ => EINVAL.to_errno(),
+            },
+            MEMBER_ADMIN => match bond::admin_from_name(trim(input)) {
+                Some(a) => {
+                    if let Some(Some(member)) = st.members.get_mut(m.get()) {
+                        member.admin = a;
+                    }
+                    0
+                }
+                None => EINVAL.to_errno(),
+            },
+            _ => EPERM.to_errno(),
+        }
+    };
+    if ret == 0 {
+        ffi::kick();
+    }
+    ret
+}

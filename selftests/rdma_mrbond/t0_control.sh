@@ -1,0 +1,194 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Topology T0, one guest: the control plane of rdma_mrbond over two rxe
+# members on a veth pair: creation through netlink and `rdma link`, sysfs,
+# `rdma statistic`, member loss and return, a table of refused inputs that
+# must leave the state unchanged, and unloading with bonds present.
+. "$(dirname "$0")/lib.sh"
+
+CTL=${MRBOND_CTL:?path of mrbondctl}
+SYS=/sys/class/infiniband
+
+setup_t0() {
+	modprobe veth && modprobe rdma_rxe || return 1
+	ip link add m0 type veth peer name m1 || return 1
+	ip link add m2 type veth peer name m3 || return 1
+	for d in m0 m1 m2 m3; do ip link set "$d" up || return 1; done
+	ip link add d0 type dummy 2>/dev/null || { modprobe dummy && ip link add d0 type dummy; }
+	rdma link add rxe0 type rxe netdev m0 && rdma link add rxe1 type rxe netdev m1 &&
+		rdma link add rxe2 type rxe netdev m2
+}
+
+member_attr() { cat "$SYS/$1/mrbond/members/$2/$3"; }
+
+test_create_netlink() {
+	"$CTL" bond add mrbond0 --member rxe0 --member rxe1:200 || return 1
+	rdma dev show mrbond0 || { echo "mrbond0 not in rdma dev"; return 1; }
+	rdma link show mrbond0/1 && rdma link show mrbond0/2 || return 1
+	[[ $(cat "$SYS/mrbond0/mrbond/mode") == rail ]] || { echo "mode not rail"; return 1; }
+	[[ $(cat "$SYS/mrbond0/mrbond/member_list" | tr '\n' ' ') == "rxe0 rxe1 " ]] ||
+		{ echo "members: $(cat "$SYS/mrbond0/mrbond/member_list")"; return 1; }
+	[[ $(member_attr mrbond0 rxe1 weight) == 200 ]] || { echo "weight not applied"; return 1; }
+	wait_for 10 eval '[[ $(member_attr mrbond0 rxe0 state) == usable ]]' ||
+		{ echo "rxe0: $(member_attr mrbond0 rxe0 state) $(member_attr mrbond0 rxe0 reason)"; return 1; }
+	wait_for 10 eval '[[ $(cat '"$SYS"'/mrbond0/ports/1/state) == *ACTIVE* ]]' ||
+		{ echo "port 1: $(cat "$SYS/mrbond0/ports/1/state")"; return 1; }
+	"$CTL" bond show mrbond0
+}
+
+test_statistic() {
+	rdma statistic show link mrbond0/1 | tee "$TB_TMP/stat" || return 1
+	grep -q 'usable 1' "$TB_TMP/stat" || { echo "no usable counter"; return 1; }
+	[[ $(cat "$SYS/mrbond0/ports/1/hw_counters/usable") == 1 ]]
+}
+
+test_sysfs_writes() {
+	echo lqf >"$SYS/mrbond0/mrbond/policy" || return 1
+	[[ $(cat "$SYS/mrbond0/mrbond/policy") == lqf ]] || return 1
+	echo 300 >"$SYS/mrbond0/mrbond/members/rxe0/weight" || return 1
+	[[ $(member_attr mrbond0 rxe0 weight) == 300 ]] || return 1
+	echo drain >"$SYS/mrbond0/mrbond/members/rxe0/admin" || return 1
+	wait_for 5 eval '[[ $(member_attr mrbond0 rxe0 state) == draining ]]' ||
+		{ echo "admin drain: $(member_attr mrbond0 rxe0 state)"; return 1; }
+	echo up >"$SYS/mrbond0/mrbond/members/rxe0/admin" || return 1
+	wait_for 5 eval '[[ $(member_attr mrbond0 rxe0 state) == usable ]]' || return 1
+	echo wrr >"$SYS/mrbond0/mrbond/policy"
+}
+
+test_member_loss() {
+	local t0
+	rdma link del rxe1 || return 1
+	wait_for 10 eval '[[ $(member_attr mrbond0 rxe1 reason) == device-absent ]]' ||
+		{ echo "rxe1 after removal: $(member_attr mrbond0 rxe1 state) $(member_attr mrbond0 rxe1 reason)"; return 1; }
+	[[ -d $SYS/mrbond0 ]] || { echo "bond unregistered on member loss"; return 1; }
+	[[ $(cat "$SYS/mrbond0/ports/2/state") == *DOWN* ]] ||
+		{ echo "port 2 still $(cat "$SYS/mrbond0/ports/2/state")"; return 1; }
+	rdma link add rxe1 type rxe netdev m1 || return 1
+	wait_for 10 eval '[[ $(member_attr mrbond0 rxe1 state) == usable ]]' ||
+		{ echo "rxe1 did not come back"; return 1; }
+}
+
+test_link_down_member() {
+	ip link set m1 down
+	wait_for 10 eval '[[ $(member_attr mrbond0 rxe1 state) == unusable ]]' || return 1
+	echo "rxe1 on m1 down: $(member_attr mrbond0 rxe1 reason)"
+	ip link set m1 up
+	wait_for 10 eval '[[ $(member_attr mrbond0 rxe1 state) == usable ]]'
+}
+
+# bad_input NAME EXPECTED_TEXT CMD...: the command must fail, print the
+# expected (extack or errno) text, and leave every bond exactly as it was.
+bad_input() {
+	local name=$1 want=$2 before after out rc
+	shift 2
+	before=$("$CTL" -j bond show 2>&1)
+	out=$("$@" 2>&1)
+	rc=$?
+	after=$("$CTL" -j bond show 2>&1)
+	if ((rc == 0)); then
+		echo "$name: accepted"
+		return 1
+	fi
+	if [[ $out != *"$want"* ]]; then
+		echo "$name: expected '$want', got: $out"
+		return 1
+	fi
+	if [[ $before != "$after" ]]; then
+		echo "$name: state changed"
+		diff <(echo "$before") <(echo "$after")
+		return 1
+	fi
+	echo "$name: refused: $out"
+}
+
+sysfs_write() { echo "$2" >"$1"; }
+ynl() {
+	python3 "$MRBOND_KSRC/tools/net/ynl/cli.py" --no-schema \
+		--spec "$MRBOND_ROOT/Documentation/netlink/specs/rdma_mrbond.yaml" "$@"
+}
+as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all --bounding-set=-all "$@"; }
+
+test_bad_inputs() {
+	local fails=0
+	local b=$SYS/mrbond0/mrbond
+	run_bad() { bad_input "$@" || fails=$((fails + 1)); }
+	run_bad unknown-bond-del "no such bond" "$CTL" bond del nosuchbond
+	run_bad unknown-bond-policy "no such bond" "$CTL" policy set nosuchbond rr
+	run_bad unknown-member-device "no such RoCE RDMA device" "$CTL" bond add mrbond9 --member nosuchdev
+	run_bad duplicate-member-in-request "member listed twice" "$CTL" bond add mrbond9 --member rxe2 --member rxe2
+	run_bad member-of-another-bond "already a bond member" "$CTL" bond add mrbond9 --member rxe0
+	run_bad member-add-taken "already a bond member" "$CTL" member add mrbond0 rxe1
+	run_bad member-add-no-port "no free port" "$CTL" member add mrbond0 rxe2
+	run_bad non-rdma-netdev-link "No such device" rdma link add mrbond9 type mrbond netdev d0
+	run_bad weight-zero "integer out of range" "$CTL" member set mrbond0 rxe0 --weight 0
+	run_bad weight-too-big "integer out of range" "$CTL" member set mrbond0 rxe0 --weight 1001
+	run_bad member-set-not-member "not a member" "$CTL" member set mrbond0 rxe2 --weight 5
+	run_bad member-del-not-member "not a member" "$CTL" member del mrbond0 rxe2
+	run_bad bond-name-taken "exists" "$CTL" bond add mrbond0 --member rxe2
+	run_bad bond-name-percent "may not contain %" "$CTL" bond add 'x%d' --member rxe2
+	# Raw requests mrbondctl would never send, through the kernel's YNL CLI.
+	run_bad ynl-member-set-nothing "nothing to set" \
+		ynl --do member-set --json '{"name": "mrbond0", "member": [{"ibdev": "rxe0"}]}'
+	run_bad ynl-no-members "at least one member" ynl --do bond-new --json '{"name": "mrbond9"}'
+	run_bad ynl-member-without-ibdev "member needs an ibdev name" \
+		ynl --do bond-new --json '{"name": "mrbond9", "member": [{"weight": 5}]}'
+	run_bad ynl-mode-out-of-range "out of range" \
+		ynl --do bond-new --json '{"name": "mrbond9", "mode": 7, "member": [{"ibdev": "rxe2"}]}'
+	run_bad ynl-policy-out-of-range "out of range" \
+		ynl --do bond-set --json '{"name": "mrbond0", "policy": 9}'
+	run_bad ynl-name-too-long "Invalid" ynl --do bond-del --json "{\"name\": \"$(printf 'x%.0s' {1..80})\"}"
+	run_bad ynl-set-without-name "miss-type" ynl --do bond-set --json '{"policy": 1}'
+	run_bad lacp-source-not-bond "not a bond" "$CTL" bond add mrbond9 --member rxe2 --lacp-source d0
+	run_bad sysfs-bad-policy "Invalid argument" sysfs_write "$b/policy" roundrobin
+	run_bad sysfs-bad-weight "Invalid argument" sysfs_write "$b/members/rxe0/weight" 0
+	run_bad sysfs-weight-text "Invalid argument" sysfs_write "$b/members/rxe0/weight" heavy
+	run_bad sysfs-bad-admin "Invalid argument" sysfs_write "$b/members/rxe0/admin" sideways
+	run_bad sysfs-ro-mode "Permission denied" sysfs_write "$b/mode" active-backup
+	run_bad nonroot-sysfs-write "Permission denied" as_nobody sh -c "echo rr > $b/policy"
+	run_bad nonroot-netlink "Operation not permitted" as_nobody "$CTL" policy set mrbond0 rr
+	run_bad nonroot-bond-del "Operation not permitted" as_nobody "$CTL" bond del mrbond0
+	echo "$fails refused-input case(s) failed"
+	((fails == 0))
+}
+
+test_link_ops() {
+	rdma link add mrb1 type mrbond netdev m2 || return 1
+	[[ $(cat "$SYS/mrb1/mrbond/member_list") == rxe2 ]] || return 1
+	rdma link del mrb1 || return 1
+	[[ ! -e $SYS/mrb1 ]] || { echo "mrb1 still there"; return 1; }
+	! "$CTL" bond show mrb1 >/dev/null 2>&1 || { echo "registry kept mrb1"; return 1; }
+}
+
+test_destroy_netlink() {
+	"$CTL" bond add mrbond5 --member rxe2 || return 1
+	"$CTL" bond del mrbond5 || return 1
+	[[ ! -e $SYS/mrbond5 ]]
+}
+
+test_unload_with_bonds() {
+	"$CTL" bond add mrbond7 --member rxe2 || return 1
+	modprobe -r rdma_mrbond || return 1
+	[[ ! -e $SYS/mrbond0 && ! -e $SYS/mrbond7 ]] || { echo "bond devices left behind"; return 1; }
+	rdma dev show rxe0 >/dev/null || { echo "members harmed"; return 1; }
+}
+
+ktap_header 11
+if ! out=$(setup_t0 2>&1); then
+	echo "$out" | sed 's/^/# /'
+	echo "Bail out! T0 setup failed"
+	exit 1
+fi
+modprobe rdma_mrbond || { echo "Bail out! modprobe rdma_mrbond"; exit 1; }
+run_test create_through_netlink test_create_netlink
+run_test rdma_statistic_counters test_statistic
+run_test sysfs_writes_apply test_sysfs_writes
+run_test member_removed_and_readded test_member_loss
+run_test member_netdev_down_up test_link_down_member
+run_test refused_inputs_change_nothing test_bad_inputs
+run_test create_destroy_rdma_link test_link_ops
+run_test create_destroy_netlink test_destroy_netlink
+run_test notifier_reaction_logged eval 'dmesg | grep -E "rdma_mrbond: member rxe1: usable -> unusable .* us after the netdev event"'
+run_test no_vdev_as_member eval '! dmesg | grep -q "sees RDMA device mrbond"'
+run_test unload_with_bonds_present test_unload_with_bonds
+ktap_totals
+[[ $KTAP_FAIL == 0 ]]

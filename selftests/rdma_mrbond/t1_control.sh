@@ -1,0 +1,116 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Topology T1 control plane, in both guests: `rdma link add mrbond0 type
+# mrbond netdev bond0` makes a rail bond over the slaves' rxe members with the
+# 802.3ad bond as LACP source; cable pulls (QMP) and LACP-only failures (the
+# peer releases a slave) must make the member unusable and usable again.
+. "$(dirname "$0")/lib.sh"
+
+SYS=/sys/class/infiniband
+ME=$(role_index)
+
+member_attr() { cat "$SYS/mrbond0/mrbond/members/$1/$2"; }
+member_is() { [[ $(member_attr "$1" state) == "$2" ]]; }
+ms_since() { echo $((($(date +%s%N) - $1) / 1000000)); }
+
+test_create() {
+	modprobe rdma_mrbond || return 1
+	rdma link add mrbond0 type mrbond netdev bond0 || return 1
+	[[ $(cat "$SYS/mrbond0/mrbond/mode") == rail ]] || return 1
+	[[ $(cat "$SYS/mrbond0/mrbond/lacp_source") == bond0 ]] || return 1
+	[[ $(tr '\n' ' ' <"$SYS/mrbond0/mrbond/member_list") == "rxe0 rxe1 " ]] ||
+		{ echo "members: $(cat "$SYS/mrbond0/mrbond/member_list")"; return 1; }
+	wait_for 10 member_is rxe0 usable && wait_for 10 member_is rxe1 usable ||
+		{ echo "rxe0 $(member_attr rxe0 reason), rxe1 $(member_attr rxe1 reason)"; return 1; }
+	[[ $(member_attr rxe0 lacp) == "link_up=1 tx_enabled=1" ]] ||
+		{ echo "rxe0 lacp: $(member_attr rxe0 lacp)"; return 1; }
+	rdma dev show mrbond0
+}
+
+test_device_order() {
+	# The members existed first, so rdma_cm lists them ahead of the bond.
+	dmesg | grep -E "rdma_mrbond: mrbond0 is behind member rxe[01] in rdma_cm's device order"
+}
+
+test_cable_pull() {
+	local t0
+	barrier pull-pre || return 1
+	[[ $MRBOND_ROLE == hosta ]] && { fault link 0 down || return 1; }
+	barrier pull-injected || return 1
+	t0=$(date +%s%N)
+	wait_for 15 member_is rxe0 unusable ||
+		{ echo "rxe0 still $(member_attr rxe0 state)"; return 1; }
+	echo "rxe0 unusable ($(member_attr rxe0 reason)) $(ms_since "$t0") ms after the cable pull"
+	member_is rxe1 usable || { echo "rxe1 affected"; return 1; }
+	dmesg | grep "member rxe0: usable -> unusable" | tail -n 1
+	barrier plug-pre || return 1
+	[[ $MRBOND_ROLE == hosta ]] && { fault link 0 up || return 1; }
+	barrier plug-injected || return 1
+	t0=$(date +%s%N)
+	wait_for 60 member_is rxe0 usable ||
+		{ echo "rxe0 still $(member_attr rxe0 state) $(member_attr rxe0 reason)"; return 1; }
+	echo "rxe0 usable again $(ms_since "$t0") ms after the cable came back"
+}
+
+test_lacp_only_failure() {
+	local nic t0 rc=0
+	nic=$(slave_of_link 0) || return 1
+	barrier release-pre || return 1
+	if [[ $MRBOND_ROLE == hostb ]]; then
+		ip link set "$nic" nomaster || return 1
+		ip link set "$nic" up
+	fi
+	barrier released || return 1
+	t0=$(date +%s%N)
+	if [[ $MRBOND_ROLE == hosta ]]; then
+		# The link stays up: only LACP can tell (3 s with lacp_rate fast).
+		[[ $(slave_info "$nic" mii_status) == UP ]] || { echo "link went down"; rc=1; }
+		wait_for 15 eval '[[ $(member_attr rxe0 reason) == lacp-not-distributing ]]' ||
+			{ echo "rxe0: $(member_attr rxe0 state) $(member_attr rxe0 reason)"; rc=1; }
+		echo "rxe0 unusable (lacp-not-distributing) $(ms_since "$t0") ms after the peer released its slave"
+	fi
+	barrier reattach-pre || return 1
+	if [[ $MRBOND_ROLE == hostb ]]; then
+		ip link set "$nic" down
+		ip link set "$nic" master bond0 || rc=1
+		ip link set "$nic" up
+	fi
+	barrier reattached || return 1
+	t0=$(date +%s%N)
+	wait_for 60 lacp_converged_now || { echo "LACP did not converge again"; rc=1; }
+	wait_for 30 member_is rxe0 usable || { echo "rxe0 not usable again"; rc=1; }
+	echo "rxe0 usable $(ms_since "$t0") ms after the slave rejoined"
+	return $rc
+}
+
+test_member_device_cycle() {
+	local nic
+	nic=$(slave_of_link 1) || return 1
+	rdma link del rxe1 || return 1
+	wait_for 10 eval '[[ $(member_attr rxe1 reason) == device-absent ]]' || return 1
+	[[ -d $SYS/mrbond0 ]] || { echo "bond gone with its member"; return 1; }
+	rdma link add rxe1 type rxe netdev "$nic" || return 1
+	wait_for 15 member_is rxe1 usable || { echo "rxe1: $(member_attr rxe1 reason)"; return 1; }
+}
+
+test_unload() {
+	modprobe -r rdma_mrbond || return 1
+	[[ ! -e $SYS/mrbond0 ]]
+}
+
+ktap_header 6
+if ! out=$(setup_t1 2>&1); then
+	echo "$out" | sed 's/^/# /'
+	echo "Bail out! T1 setup failed"
+	exit 1
+fi
+barrier setup || { echo "Bail out! peer never set up"; exit 1; }
+wait_for 60 lacp_converged_now || { echo "Bail out! LACP never converged"; exit 1; }
+run_test bond_over_802.3ad_rails test_create
+run_test device_order_warning test_device_order
+run_test cable_pull_member_unusable_usable test_cable_pull
+run_test lacp_only_failure_and_return test_lacp_only_failure
+run_test member_rdma_link_del_and_add test_member_device_cycle
+run_test unload_with_bond test_unload
+ktap_totals
+[[ $KTAP_FAIL == 0 ]]

@@ -1,0 +1,401 @@
+// SPDX-License-Identifier: GPL-2.0
+//! Rendering of bonds, members, events and errors as text or JSON.
+//!
+//! Interface names are looked up through a caller-supplied resolver
+//! (`if_indextoname` in the tool, a fixed table in the tests).
+
+use std::fmt::Write as _;
+
+use serde_json::{json, Value};
+
+use crate::attrs::{AdminState, Mode, Policy, Reason, Usability};
+use crate::error::Error;
+use crate::msg::{Bond, Member};
+
+/// Maps an ifindex to its interface name, if any.
+pub type IfName<'a> = &'a dyn Fn(u32) -> Option<String>;
+
+/// JSON value of a u32 enum attribute: its spec name, the number if this
+/// tool does not know it, null if absent.
+fn enum_json(v: Option<u32>, name: fn(u32) -> Option<&'static str>) -> Value {
+    match v {
+        None => Value::Null,
+        Some(v) => name(v).map_or_else(|| json!(v), |n| json!(n)),
+    }
+}
+
+fn mode_name(v: u32) -> Option<&'static str> {
+    Mode::from_value(v).map(Mode::name)
+}
+fn policy_name(v: u32) -> Option<&'static str> {
+    Policy::from_value(v).map(Policy::name)
+}
+fn admin_name(v: u32) -> Option<&'static str> {
+    AdminState::from_value(v).map(AdminState::name)
+}
+fn usability_name(v: u32) -> Option<&'static str> {
+    Usability::from_value(v).map(Usability::name)
+}
+fn reason_name(v: u32) -> Option<&'static str> {
+    Reason::from_value(v).map(Reason::name)
+}
+
+/// JSON object of one member.
+pub fn member_json(m: &Member, ifname: IfName) -> Value {
+    json!({
+        "ibdev": m.ibdev,
+        "netdev_ifindex": m.netdev_ifindex,
+        "netdev": m.netdev_ifindex.and_then(ifname),
+        "weight": m.weight,
+        "admin": enum_json(m.admin, admin_name),
+        "usability": enum_json(m.usability, usability_name),
+        "reason": enum_json(m.reason, reason_name),
+        "qps": m.qps,
+        "outstanding": m.outstanding,
+        "transitions": m.transitions,
+        "lacp": {
+            "slave": m.lacp_slave,
+            "link_up": m.link_up,
+            "tx_enabled": m.tx_enabled,
+        },
+    })
+}
+
+/// JSON object of one bond with its members.
+pub fn bond_json(b: &Bond, ifname: IfName) -> Value {
+    json!({
+        "name": b.name,
+        "ibdev_index": b.ibdev_index,
+        "mode": enum_json(b.mode, mode_name),
+        "policy": enum_json(b.policy, policy_name),
+        "lacp_source": b.lacp_source,
+        "lacp_source_ifname": b.lacp_source.and_then(ifname),
+        "usable_members": b.usable_members,
+        "placements": b.placements,
+        "placement_failures": b.placement_failures,
+        "members": b.members.iter().map(|m| member_json(m, ifname)).collect::<Vec<_>>(),
+    })
+}
+
+/// `bond show -j`: an array of bonds (also for a single bond).
+pub fn bonds_json(bonds: &[Bond], ifname: IfName) -> Value {
+    Value::Array(bonds.iter().map(|b| bond_json(b, ifname)).collect())
+}
+
+/// `bond add -j`: what the kernel created.
+pub fn created_json(b: &Bond) -> Value {
+    json!({ "name": b.name, "ibdev_index": b.ibdev_index })
+}
+
+/// One MEMBER_CHANGE_NTF member as a JSON event.
+pub fn event_json(b: &Bond, m: &Member) -> Value {
+    json!({
+        "event": "member-change",
+        "bond": b.name,
+        "ibdev_index": b.ibdev_index,
+        "member": m.ibdev,
+        "usability": enum_json(m.usability, usability_name),
+        "reason": enum_json(m.reason, reason_name),
+    })
+}
+
+/// One MEMBER_CHANGE_NTF member as a text line (no newline).
+pub fn event_text(b: &Bond, m: &Member) -> String {
+    format!(
+        "{}: member {} usability {} reason {}",
+        b.name,
+        m.ibdev,
+        opt_enum(m.usability, Usability::label),
+        opt_enum(m.reason, Reason::label),
+    )
+}
+
+/// The error object printed to stderr with `-j`.
+pub fn error_json(e: &Error) -> Value {
+    match e {
+        Error::Kernel(k) => json!({
+            "error": e.to_string(),
+            "errno": k.errno,
+            "strerror": k.strerror(),
+            "extack": k.msg,
+            "offset": k.offset,
+            "missing_attribute": k.missing_attr(),
+        }),
+        _ => json!({ "error": e.to_string() }),
+    }
+}
+
+fn opt<T: ToString>(v: Option<T>) -> String {
+    v.map_or_else(|| "-".to_string(), |v| v.to_string())
+}
+
+fn opt_enum(v: Option<u32>, label: fn(u32) -> String) -> String {
+    v.map_or_else(|| "-".to_string(), label)
+}
+
+fn onoff(v: Option<bool>, on: &str, off: &str) -> String {
+    match v {
+        Some(true) => on.to_string(),
+        Some(false) => off.to_string(),
+        None => "?".to_string(),
+    }
+}
+
+/// `name (ifindex)`, or just the ifindex if it has no name (any more).
+fn netdev(idx: Option<u32>, ifname: IfName) -> String {
+    match idx {
+        None => "-".to_string(),
+        Some(i) => match ifname(i) {
+            Some(n) => format!("{n} ({i})"),
+            None => i.to_string(),
+        },
+    }
+}
+
+fn lacp_text(m: &Member) -> String {
+    if !m.lacp_slave {
+        return "-".to_string();
+    }
+    format!(
+        "slave link:{} tx:{}",
+        onoff(m.link_up, "up", "down"),
+        onoff(m.tx_enabled, "on", "off")
+    )
+}
+
+const MEMBER_COLUMNS: [&str; 10] = [
+    "IBDEV",
+    "NETDEV",
+    "WEIGHT",
+    "ADMIN",
+    "USABILITY",
+    "REASON",
+    "QPS",
+    "OUTSTANDING",
+    "TRANSITIONS",
+    "LACP",
+];
+
+/// Text rendering of one bond: two summary lines and a member table.
+pub fn bond_text(b: &Bond, ifname: IfName) -> String {
+    let mut s = String::new();
+    let lacp = match b.lacp_source {
+        Some(_) => netdev(b.lacp_source, ifname),
+        None => "none".to_string(),
+    };
+    // Writing to a String cannot fail.
+    let _ = writeln!(
+        s,
+        "{}: ibdev_index {} mode {} policy {} lacp_source {}",
+        b.name,
+        opt(b.ibdev_index),
+        opt_enum(b.mode, Mode::label),
+        opt_enum(b.policy, Policy::label),
+        lacp,
+    );
+    let _ = writeln!(
+        s,
+        "    members {} usable {} placements {} placement_failures {}",
+        b.members.len(),
+        opt(b.usable_members),
+        opt(b.placements),
+        opt(b.placement_failures),
+    );
+    if b.members.is_empty() {
+        return s;
+    }
+
+    let rows: Vec<[String; 10]> = b
+        .members
+        .iter()
+        .map(|m| {
+            [
+                m.ibdev.clone(),
+                netdev(m.netdev_ifindex, ifname),
+                opt(m.weight),
+                opt_enum(m.admin, AdminState::label),
+                opt_enum(m.usability, Usability::label),
+                opt_enum(m.reason, Reason::label),
+                opt(m.qps),
+                opt(m.outstanding),
+                opt(m.transitions),
+                lacp_text(m),
+            ]
+        })
+        .collect();
+    let mut width = MEMBER_COLUMNS.map(str::len);
+    for r in &rows {
+        for (w, cell) in width.iter_mut().zip(r) {
+            *w = (*w).max(cell.len());
+        }
+    }
+    let header = MEMBER_COLUMNS.map(str::to_string);
+    for r in std::iter::once(&header).chain(&rows) {
+        let mut line = String::from("    ");
+        for (i, (cell, w)) in r.iter().zip(width).enumerate() {
+            if i + 1 == r.len() {
+                line.push_str(cell);
+            } else {
+                let _ = write!(line, "{cell:<w$}  ");
+            }
+        }
+        let _ = writeln!(s, "{}", line.trim_end());
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::KernelError;
+    use crate::msg::tests::canned_bond;
+
+    fn names(i: u32) -> Option<String> {
+        match i {
+            3 => Some("eth1".into()),
+            9 => Some("bond0".into()),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn bond_json_shape() {
+        let v = bonds_json(&[canned_bond()], &names);
+        let expected = json!([{
+            "name": "mrbond0",
+            "ibdev_index": 5,
+            "mode": "active-backup",
+            "policy": "lqf",
+            "lacp_source": 9,
+            "lacp_source_ifname": "bond0",
+            "usable_members": 1,
+            "placements": 123456,
+            "placement_failures": 2,
+            "members": [
+                {
+                    "ibdev": "rxe0",
+                    "netdev_ifindex": 3,
+                    "netdev": "eth1",
+                    "weight": 100,
+                    "admin": "up",
+                    "usability": "usable",
+                    "reason": "ready",
+                    "qps": 7,
+                    "outstanding": 12,
+                    "transitions": 1,
+                    "lacp": { "slave": true, "link_up": true, "tx_enabled": true }
+                },
+                {
+                    "ibdev": "rxe1",
+                    "netdev_ifindex": 4,
+                    "netdev": null,
+                    "weight": 50,
+                    "admin": "drain",
+                    "usability": "unusable",
+                    "reason": "lacp-not-distributing",
+                    "qps": 0,
+                    "outstanding": 0,
+                    "transitions": 8589934592u64,
+                    "lacp": { "slave": false, "link_up": null, "tx_enabled": null }
+                }
+            ]
+        }]);
+        assert_eq!(v, expected);
+    }
+
+    #[test]
+    fn unknown_and_absent_values_in_json() {
+        let b = Bond {
+            name: "mrbond3".into(),
+            policy: Some(17),
+            members: vec![Member {
+                ibdev: "rxe9".into(),
+                reason: Some(99),
+                ..Member::default()
+            }],
+            ..Bond::default()
+        };
+        let v = bond_json(&b, &names);
+        assert_eq!(v["policy"], json!(17));
+        assert_eq!(v["mode"], Value::Null);
+        assert_eq!(v["lacp_source_ifname"], Value::Null);
+        assert_eq!(v["members"][0]["reason"], json!(99));
+        assert_eq!(v["members"][0]["usability"], Value::Null);
+    }
+
+    #[test]
+    fn event_json_and_text() {
+        let b = canned_bond();
+        let m = &b.members[1];
+        assert_eq!(
+            event_json(&b, m),
+            json!({
+                "event": "member-change",
+                "bond": "mrbond0",
+                "ibdev_index": 5,
+                "member": "rxe1",
+                "usability": "unusable",
+                "reason": "lacp-not-distributing",
+            })
+        );
+        assert_eq!(
+            event_text(&b, m),
+            "mrbond0: member rxe1 usability unusable reason lacp-not-distributing"
+        );
+    }
+
+    #[test]
+    fn error_json_shape() {
+        let e = Error::Kernel(KernelError {
+            errno: libc::EINVAL,
+            msg: Some("weight out of range".into()),
+            offset: Some(36),
+            ..KernelError::default()
+        });
+        assert_eq!(
+            error_json(&e),
+            json!({
+                "error": "Invalid argument: weight out of range",
+                "errno": 22,
+                "strerror": "Invalid argument",
+                "extack": "weight out of range",
+                "offset": 36,
+                "missing_attribute": null,
+            })
+        );
+        assert_eq!(
+            error_json(&Error::NoFamily),
+            json!({ "error": "rdma_mrbond module not loaded (modprobe rdma_mrbond)" })
+        );
+    }
+
+    #[test]
+    fn bond_text_layout() {
+        let text = bond_text(&canned_bond(), &names);
+        let expected = "\
+mrbond0: ibdev_index 5 mode active-backup policy lqf lacp_source bond0 (9)
+    members 2 usable 1 placements 123456 placement_failures 2
+    IBDEV  NETDEV    WEIGHT  ADMIN  USABILITY  REASON                 QPS  OUTSTANDING  TRANSITIONS  LACP
+    rxe0   eth1 (3)  100     up     usable     ready                  7    12           1            slave link:up tx:on
+    rxe1   4         50      drain  unusable   lacp-not-distributing  0    0            8589934592   -
+";
+        assert_eq!(text, expected);
+    }
+
+    #[test]
+    fn bond_text_without_members() {
+        let b = Bond {
+            name: "mrbond1".into(),
+            ibdev_index: Some(8),
+            mode: Some(0),
+            policy: Some(0),
+            usable_members: Some(0),
+            ..Bond::default()
+        };
+        assert_eq!(
+            bond_text(&b, &names),
+            "mrbond1: ibdev_index 8 mode rail policy wrr lacp_source none\n    \
+             members 0 usable 0 placements - placement_failures -\n"
+        );
+    }
+}
