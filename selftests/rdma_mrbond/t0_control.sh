@@ -15,6 +15,8 @@ setup_t0() {
 	ip link add m2 type veth peer name m3 || return 1
 	for d in m0 m1 m2 m3; do ip link set "$d" up || return 1; done
 	ip link add d0 type dummy 2>/dev/null || { modprobe dummy && ip link add d0 type dummy; }
+	modprobe bonding || return 1
+	ip link add lag0 type bond mode 802.3ad || return 1
 	rdma link add rxe0 type rxe netdev m0 && rdma link add rxe1 type rxe netdev m1 &&
 		rdma link add rxe2 type rxe netdev m2
 }
@@ -139,6 +141,8 @@ test_bad_inputs() {
 	run_bad ynl-name-too-long "Invalid" ynl --do bond-del --json "{\"name\": \"$(printf 'x%.0s' {1..80})\"}"
 	run_bad ynl-set-without-name "miss-type" ynl --do bond-set --json '{"policy": 1}'
 	run_bad lacp-source-not-bond "not a bond" "$CTL" bond add mrbond9 --member rxe2 --lacp-source d0
+	run_bad data-over-802.3ad "802.3ad across HCAs loses packets" \
+		"$CTL" bond add mrbond9 --mode active-backup --member rxe2 --lacp-source lag0
 	run_bad sysfs-bad-policy "Invalid argument" sysfs_write "$b/policy" roundrobin
 	run_bad sysfs-bad-weight "Invalid argument" sysfs_write "$b/members/rxe0/weight" 0
 	run_bad sysfs-weight-text "Invalid argument" sysfs_write "$b/members/rxe0/weight" heavy
@@ -159,6 +163,18 @@ test_link_ops() {
 	! "$CTL" bond show mrb1 >/dev/null 2>&1 || { echo "registry kept mrb1"; return 1; }
 }
 
+test_monitor_events() {
+	"$CTL" -j monitor --count 2 --timeout 20 >"$TB_TMP/events" 2>&1 &
+	local pid=$!
+	sleep 1
+	"$CTL" member set mrbond0 rxe0 --admin down || return 1
+	wait_for 10 eval '[[ $(member_attr mrbond0 rxe0 state) == unusable ]]' || return 1
+	"$CTL" member set mrbond0 rxe0 --admin up || return 1
+	wait "$pid" || { echo "monitor saw fewer than 2 events"; cat "$TB_TMP/events"; return 1; }
+	cat "$TB_TMP/events"
+	grep -q '"admin-down"' "$TB_TMP/events" && grep -q '"ready"' "$TB_TMP/events"
+}
+
 test_destroy_netlink() {
 	"$CTL" bond add mrbond5 --member rxe2 || return 1
 	"$CTL" bond del mrbond5 || return 1
@@ -172,7 +188,7 @@ test_unload_with_bonds() {
 	rdma dev show rxe0 >/dev/null || { echo "members harmed"; return 1; }
 }
 
-ktap_header 11
+ktap_header 12
 if ! out=$(setup_t0 2>&1); then
 	echo "$out" | sed 's/^/# /'
 	echo "Bail out! T0 setup failed"
@@ -187,6 +203,7 @@ run_test member_netdev_down_up test_link_down_member
 run_test refused_inputs_change_nothing test_bad_inputs
 run_test create_destroy_rdma_link test_link_ops
 run_test create_destroy_netlink test_destroy_netlink
+run_test monitor_member_events test_monitor_events
 run_test notifier_reaction_logged eval 'dmesg | grep -E "rdma_mrbond: member rxe1: usable -> unusable .* us after the netdev event"'
 run_test no_vdev_as_member eval '! dmesg | grep -q "sees RDMA device mrbond"'
 run_test unload_with_bonds_present test_unload_with_bonds
