@@ -109,6 +109,20 @@ pub(crate) struct Member {
     pub(crate) seen: NetdevState,
 }
 
+impl Member {
+    /// A new member slot for `dev`, admin `admin`.
+    pub(crate) fn new(name: Name, dev: &IbDevice, admin: AdminState) -> Self {
+        Self {
+            name,
+            dev: Some(dev.duplicate()),
+            netdev: dev.netdev_ifindex(),
+            admin,
+            transitions: 0,
+            seen: NetdevState::default(),
+        }
+    }
+}
+
 /// What a bond's state lock protects.
 pub(crate) struct BondState {
     /// Member slots; slot `i` is vdev port `i + 1` in rail mode.
@@ -347,13 +361,18 @@ impl Bond {
         if events.iter().all(Option::is_none) {
             return;
         }
+        // Port states first: the state lock is never taken under the vdev's.
+        let mut ports: [Option<(u32, bool)>; MAX_MEMBERS] = [None; MAX_MEMBERS];
+        for (dst, &(slot, _)) in ports.iter_mut().zip(events.iter().flatten()) {
+            let port = match self.mode {
+                BondMode::Rail => u32::try_from(slot).unwrap_or(0).saturating_add(1),
+                BondMode::ActiveBackup => 1,
+            };
+            *dst = Some((port, self.port_active(port)));
+        }
         if let Some(v) = self.vdev.lock().as_ref() {
-            for &(slot, _) in events.iter().flatten() {
-                let port = match self.mode {
-                    BondMode::Rail => u32::try_from(slot).unwrap_or(0).saturating_add(1),
-                    BondMode::ActiveBackup => 1,
-                };
-                v.port_event(port, self.port_active(port));
+            for &(port, active) in ports.iter().flatten() {
+                v.port_event(port, active);
             }
         }
         let Ok(mut info) = KBox::new(zeroed_info(), GFP_KERNEL) else {

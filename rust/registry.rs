@@ -12,9 +12,7 @@ use kernel::{
 
 use crate::{
     bond::{self, Bond, Member, Name},
-    ffi::{
-        self, BondInfo, BondSpec, IbDevice, NetdevState, RawIbDevice, RawVdev, Vdev, MAX_MEMBERS,
-    },
+    ffi::{self, BondInfo, BondSpec, IbDevice, RawIbDevice, RawVdev, Vdev, MAX_MEMBERS},
     policy::{
         eligibility::AdminState,
         knobs::{self, BondMode, ConfigError},
@@ -346,39 +344,33 @@ impl Registry {
             inner.next_guid = inner.next_guid.wrapping_add(1);
             vdev = Vdev::alloc(bond.clone(), ports, guid)?;
             let mut devs: [Option<&IbDevice>; MAX_MEMBERS] = [None; MAX_MEMBERS];
+            // Checked before the new bond's lock is taken: the check locks
+            // the other bonds, and two locks of one class are never nested.
+            for (slot, (name, _, _)) in members.iter().flatten().enumerate() {
+                if Self::member_of_any_bond(&inner, name.as_bytes()) {
+                    return Err(ReqError::new(
+                        EBUSY,
+                        c_str!("device is already a bond member"),
+                    ));
+                }
+                let dev = Self::find_device(&inner, name.as_bytes())
+                    .ok_or(ReqError::new(ENODEV, c_str!("no such RoCE RDMA device")))?;
+                if let Some(d) = devs.get_mut(slot) {
+                    *d = Some(dev);
+                }
+            }
             {
                 let mut st = bond.state.lock();
                 for (slot, (name, weight, admin)) in members.iter().flatten().enumerate() {
-                    if Self::member_of_any_bond(&inner, name.as_bytes()) {
-                        return Err(ReqError::new(
-                            EBUSY,
-                            c_str!("device is already a bond member"),
-                        ));
-                    }
-                    let dev = Self::find_device(&inner, name.as_bytes())
-                        .ok_or(ReqError::new(ENODEV, c_str!("no such RoCE RDMA device")))?;
+                    let dev = devs.get(slot).copied().flatten().ok_or(EINVAL)?;
                     let m = crate::policy::MemberIndex::new(slot).ok_or(EINVAL)?;
                     st.placer.add_member(m, *weight).map_err(ReqError::config)?;
-                    if let Some(d) = devs.get_mut(slot) {
-                        *d = Some(dev);
-                    }
                     let netdev = dev.netdev_ifindex();
                     if mode == BondMode::Rail || slot == 0 {
                         let port = u32::try_from(slot).unwrap_or(0).saturating_add(1);
                         vdev.set_port_netdev(port, netdev)?;
                     }
-                    st.insert_member(
-                        slot,
-                        Member {
-                            name: *name,
-                            dev: Some(dev.duplicate()),
-                            netdev,
-                            admin: *admin,
-                            transitions: 0,
-                            seen: NetdevState::default(),
-                        },
-                        ffi::now_ns(),
-                    )?;
+                    st.insert_member(slot, Member::new(*name, dev, *admin), ffi::now_ns())?;
                 }
             }
             vdev.set_attrs(&devs);
@@ -564,18 +556,7 @@ impl Registry {
                         );
                     }
                 }
-                st.insert_member(
-                    slot,
-                    Member {
-                        name,
-                        dev: Some(dev.duplicate()),
-                        netdev,
-                        admin: AdminState::Up,
-                        transitions: 0,
-                        seen: NetdevState::default(),
-                    },
-                    ffi::now_ns(),
-                )?;
+                st.insert_member(slot, Member::new(name, dev, AdminState::Up), ffi::now_ns())?;
                 if let Some(a) = added.get_mut(i) {
                     *a = Some((u32::try_from(slot).unwrap_or(0), name));
                 }
