@@ -37,7 +37,34 @@ show_counters() {
 	done
 }
 
-ktap_header $((3 + 2 * MRBOND_LINKS + 1))
+show_bond() {
+	"$MRBOND_CTL" bond show mrbond0
+	echo "rdma statistic:"
+	rdma statistic show link mrbond0/1
+}
+
+# A cable pull on rail 0, seen live by the bond on both guests.
+demo_cable_pull() {
+	local t0
+	barrier demo-pull || return 1
+	[[ $MRBOND_ROLE == hosta ]] && { fault link 0 down || return 1; }
+	barrier demo-pulled || return 1
+	t0=$(date +%s%N)
+	wait_for 15 eval '[[ $(cat /sys/class/infiniband/mrbond0/mrbond/members/rxe0/state) == unusable ]]' ||
+		return 1
+	echo "rxe0 unusable $((($(date +%s%N) - t0) / 1000000)) ms after the cable pull:"
+	show_bond
+	dmesg | grep 'member rxe0: usable -> unusable' | tail -n 1
+	barrier demo-plug || return 1
+	[[ $MRBOND_ROLE == hosta ]] && { fault link 0 up || return 1; }
+	barrier demo-plugged || return 1
+	wait_for 60 eval '[[ $(cat /sys/class/infiniband/mrbond0/mrbond/members/rxe0/state) == usable ]]' ||
+		return 1
+	echo "rxe0 usable again:"
+	show_bond
+}
+
+ktap_header $((3 + 2 * MRBOND_LINKS + 4))
 run_test t1_setup setup_t1
 barrier setup || exit 1
 run_test lacp_converged wait_for 60 lacp_converged_now
@@ -50,5 +77,9 @@ for ((rail = 0; rail < MRBOND_LINKS; rail++)); do
 done
 ktap_diag "per-rail RoCE traffic counters on $MRBOND_ROLE:"
 show_counters | sed 's/^/# /'
+run_test bond_over_rails rdma link add mrbond0 type mrbond netdev bond0
+show_bond | sed 's/^/# /'
+run_test members_usable wait_for 15 eval '[[ $(cat /sys/class/infiniband/mrbond0/mrbond/usable) == '"$MRBOND_LINKS"' ]]'
+run_test cable_pull_seen_live demo_cable_pull
 run_test modprobe_remove_rdma_mrbond modprobe -r rdma_mrbond
 ktap_totals

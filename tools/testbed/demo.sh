@@ -10,6 +10,7 @@ cd "$MRBOND_ROOT"
 bash tools/testbed/install-deps.sh
 KDIR=$(bash tools/testbed/build-kernel.sh)
 make -s KDIR="$KDIR/build" modules >/dev/null
+cargo build -q -p mrbondctl
 bash tools/testbed/install-modules.sh "$KDIR/build" "$MRBOND_ROOT" >/dev/null
 run_dir=$(mktemp -d /tmp/mrbond-demo-XXXXXX)
 rc=0
