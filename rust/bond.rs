@@ -137,6 +137,10 @@ pub(crate) struct BondState {
     pub(crate) placement_failures: u64,
     /// Vdev port count (fixed at creation).
     pub(crate) ports: u32,
+    /// Active-backup: the netdev port 1 is bound to, following the active
+    /// member so that the bond's IP GIDs (which roce_gid_mgmt gives only
+    /// to the active slave's port) stay on the vdev.
+    pub(crate) port1_netdev: u32,
 }
 
 /// A bond of member RDMA devices behind one virtual ib_device.
@@ -200,6 +204,7 @@ impl Bond {
                         placements: 0,
                         placement_failures: 0,
                         ports,
+                        port1_netdev: 0,
                     },
                     "mrbond:bond"
                 ),
@@ -349,10 +354,46 @@ impl Bond {
             if changed {
                 st.placer.set_usable_mask(st.elig.usable_mask());
             }
-            st.elig.next_deadline()
+            let rebind = self.active_backup_target(st);
+            (st.elig.next_deadline(), rebind)
         };
+        let (deadline, rebind) = deadline;
+        if let Some((netdev, name)) = rebind {
+            if let Some(v) = self.vdev.lock().as_ref() {
+                match v.set_port_netdev(1, netdev) {
+                    Ok(()) => pr_info!("{}: port 1 follows active member {}\n", v.name(), name.as_cstr()),
+                    Err(e) => pr_warn!(
+                        "{}: port 1 cannot follow {}: {:?}\n",
+                        v.name(),
+                        name.as_cstr(),
+                        e
+                    ),
+                }
+            }
+        }
         self.announce(&events);
         deadline
+    }
+
+    /// Active-backup: the member port 1 must move to, if it must move. The
+    /// active member is the first usable one; with a bond as source only the
+    /// bond's active slave is usable (`tx_enabled`).
+    fn active_backup_target(&self, st: &mut BondState) -> Option<(u32, Name)> {
+        if self.mode != BondMode::ActiveBackup {
+            return None;
+        }
+        let usable = st.elig.usable_mask();
+        let (netdev, name) = st
+            .members
+            .iter()
+            .enumerate()
+            .filter(|(slot, _)| slot_index(*slot).is_some_and(|m| usable.contains(m)))
+            .find_map(|(_, m)| m.as_ref().map(|m| (m.netdev, m.name)))?;
+        if netdev == 0 || netdev == st.port1_netdev {
+            return None;
+        }
+        st.port1_netdev = netdev;
+        Some((netdev, name))
     }
 
     /// Port events and netlink notifications for changed members; with no

@@ -178,16 +178,24 @@ impl Registry {
     pub(crate) fn netdev_unregister(&self, ifindex: u32) {
         let inner = self.inner.lock();
         for bond in inner.bonds.iter().flatten() {
-            let st = bond.state.lock();
+            let mut st = bond.state.lock();
             let vdev = bond.vdev.lock();
             let Some(v) = vdev.as_ref() else { continue };
-            for (slot, member) in st.members.iter().enumerate() {
-                if member.as_ref().is_some_and(|m| m.netdev == ifindex) {
-                    let port = u32::try_from(slot).unwrap_or(0).saturating_add(1);
-                    if bond.mode == BondMode::Rail || port == 1 {
-                        let _ = v.set_port_netdev(port, 0);
+            match bond.mode {
+                BondMode::Rail => {
+                    for (slot, member) in st.members.iter().enumerate() {
+                        if member.as_ref().is_some_and(|m| m.netdev == ifindex) {
+                            let port = u32::try_from(slot).unwrap_or(0).saturating_add(1);
+                            let _ = v.set_port_netdev(port, 0);
+                        }
                     }
                 }
+                // The next evaluation binds port 1 to another usable member.
+                BondMode::ActiveBackup if st.port1_netdev == ifindex => {
+                    let _ = v.set_port_netdev(1, 0);
+                    st.port1_netdev = 0;
+                }
+                BondMode::ActiveBackup => {}
             }
         }
     }
@@ -369,6 +377,9 @@ impl Registry {
                     if mode == BondMode::Rail || slot == 0 {
                         let port = u32::try_from(slot).unwrap_or(0).saturating_add(1);
                         vdev.set_port_netdev(port, netdev)?;
+                    }
+                    if mode == BondMode::ActiveBackup && slot == 0 {
+                        st.port1_netdev = netdev;
                     }
                     st.insert_member(slot, Member::new(*name, dev, *admin), ffi::now_ns())?;
                 }

@@ -17,6 +17,14 @@ setup_t0() {
 	ip link add d0 type dummy 2>/dev/null || { modprobe dummy && ip link add d0 type dummy; }
 	modprobe bonding || return 1
 	ip link add lag0 type bond mode 802.3ad || return 1
+	# Active-backup: members rxea/rxeb on slaves a0/b0 of ab0.
+	ip link add a0 type veth peer name a1 && ip link add b0 type veth peer name b1 || return 1
+	ip link add ab0 type bond mode active-backup miimon 100 || return 1
+	ip link set a0 master ab0 && ip link set b0 master ab0 || return 1
+	for d in a1 b1 ab0; do ip link set "$d" up || return 1; done
+	ip link set ab0 type bond active_slave a0 || return 1
+	ip addr add 198.18.20.1/24 dev ab0 || return 1
+	rdma link add rxea type rxe netdev a0 && rdma link add rxeb type rxe netdev b0
 	rdma link add rxe0 type rxe netdev m0 && rdma link add rxe1 type rxe netdev m1 &&
 		rdma link add rxe2 type rxe netdev m2
 }
@@ -175,6 +183,26 @@ test_monitor_events() {
 	grep -q '"admin-down"' "$TB_TMP/events" && grep -q '"ready"' "$TB_TMP/events"
 }
 
+ab_port_netdev() { rdma link show mrbab/1 | grep -o 'netdev [^ ]*' | cut -d' ' -f2; }
+
+test_active_backup_failover() {
+	rdma link add mrbab type mrbond netdev ab0 || return 1
+	[[ $(cat "$SYS/mrbab/mrbond/mode") == active-backup ]] || return 1
+	wait_for 10 eval '[[ $(member_attr mrbab rxea state) == usable && $(member_attr mrbab rxeb state) == unusable ]]' ||
+		{ echo "rxea $(member_attr mrbab rxea state), rxeb $(member_attr mrbab rxeb state)"; return 1; }
+	wait_for 10 eval '[[ $(ab_port_netdev) == a0 ]]' || { echo "port 1 on $(ab_port_netdev)"; return 1; }
+	# roce_gid_mgmt gives the bond's IP GIDs to the active slave's port only.
+	wait_for 10 gid_index_of mrbab 198.18.20.1 >/dev/null || { echo "no bond IP GID on mrbab"; return 1; }
+	ip link set ab0 type bond active_slave b0 || return 1
+	wait_for 10 eval '[[ $(member_attr mrbab rxeb state) == usable && $(member_attr mrbab rxea state) == unusable ]]' ||
+		{ echo "after failover: rxea $(member_attr mrbab rxea state), rxeb $(member_attr mrbab rxeb state)"; return 1; }
+	wait_for 10 eval '[[ $(ab_port_netdev) == b0 ]]' || { echo "port 1 stayed on $(ab_port_netdev)"; return 1; }
+	wait_for 10 gid_index_of mrbab 198.18.20.1 >/dev/null ||
+		{ echo "bond IP GID did not follow the active slave"; return 1; }
+	echo "active member moved to rxeb, port 1 now on $(ab_port_netdev), bond IP GID index $(gid_index_of mrbab 198.18.20.1)"
+	rdma link del mrbab
+}
+
 test_destroy_netlink() {
 	"$CTL" bond add mrbond5 --member rxe2 || return 1
 	"$CTL" bond del mrbond5 || return 1
@@ -188,7 +216,7 @@ test_unload_with_bonds() {
 	rdma dev show rxe0 >/dev/null || { echo "members harmed"; return 1; }
 }
 
-ktap_header 12
+ktap_header 13
 if ! out=$(setup_t0 2>&1); then
 	echo "$out" | sed 's/^/# /'
 	echo "Bail out! T0 setup failed"
@@ -204,6 +232,7 @@ run_test refused_inputs_change_nothing test_bad_inputs
 run_test create_destroy_rdma_link test_link_ops
 run_test create_destroy_netlink test_destroy_netlink
 run_test monitor_member_events test_monitor_events
+run_test active_backup_follows_failover test_active_backup_failover
 run_test notifier_reaction_logged eval 'dmesg | grep -E "rdma_mrbond: member rxe1: usable -> unusable .* us after the netdev event"'
 run_test no_vdev_as_member eval '! dmesg | grep -q "sees RDMA device mrbond"'
 run_test unload_with_bonds_present test_unload_with_bonds
