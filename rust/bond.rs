@@ -361,7 +361,11 @@ impl Bond {
         if let Some((netdev, name)) = rebind {
             if let Some(v) = self.vdev.lock().as_ref() {
                 match v.set_port_netdev(1, netdev) {
-                    Ok(()) => pr_info!("{}: port 1 follows active member {}\n", v.name(), name.as_cstr()),
+                    Ok(()) => pr_info!(
+                        "{}: port 1 follows active member {}\n",
+                        v.name(),
+                        name.as_cstr()
+                    ),
                     Err(e) => pr_warn!(
                         "{}: port 1 cannot follow {}: {:?}\n",
                         v.name(),
