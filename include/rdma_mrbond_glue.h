@@ -100,6 +100,8 @@ void mrbond_glue_netdev_state(u32 ifindex, struct mrbond_netdev_state *st);
 int mrbond_glue_bond_mode(u32 ifindex);
 /* Ifindexes of a bond master's slaves (takes RTNL); count or -errno. */
 int mrbond_glue_bond_slaves(u32 ifindex, u32 *slaves, u32 max);
+/* Link speed in Mb/s (ethtool; takes RTNL), 0 if unknown or gone. */
+u32 mrbond_glue_netdev_speed_mbps(u32 ifindex);
 /* Copies the netdev's name into name (IFNAMSIZ); -ENODEV if none. */
 int mrbond_glue_netdev_name(u32 ifindex, char *name);
 void mrbond_glue_notify_member(const struct mrbond_bond_info *bond, u32 slot);

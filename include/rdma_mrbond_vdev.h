@@ -39,6 +39,7 @@ enum mrbond_bond_attr {
 	MRBOND_BOND_ATTR_MEMBERS,	/* ro: member_list, one ib device per line */
 	MRBOND_BOND_ATTR_USABLE,	/* ro: number of usable members */
 	MRBOND_BOND_ATTR_LACP_SOURCE,	/* ro: LACP source netdev or empty */
+	MRBOND_BOND_ATTR_SPEED,		/* ro: Mb/s summed over usable members */
 	MRBOND_BOND_ATTR_MAX
 };
 

@@ -139,6 +139,7 @@ mod glue {
         pub(super) fn mrbond_glue_bond_mode(ifindex: u32) -> c_int;
         pub(super) fn mrbond_glue_bond_slaves(ifindex: u32, slaves: *mut u32, max: u32) -> c_int;
         pub(super) fn mrbond_glue_netdev_name(ifindex: u32, name: *mut c_char) -> c_int;
+        pub(super) fn mrbond_glue_netdev_speed_mbps(ifindex: u32) -> u32;
         pub(super) fn mrbond_glue_notify_member(bond: *const BondInfo, slot: u32);
 
         pub(super) fn mrbond_vdev_alloc(bond: *mut c_void, nports: u32, guid: u64) -> *mut RawVdev;
@@ -251,6 +252,13 @@ pub(crate) fn bond_slaves(ifindex: u32, out: &mut [u32; MAX_MEMBERS]) -> Result<
     let n = unsafe { glue::mrbond_glue_bond_slaves(ifindex, out.as_mut_ptr(), 16) };
     to_result(n)?;
     usize::try_from(n).map_err(|_| EINVAL)
+}
+
+/// Link speed of a netdev in Mb/s, 0 if unknown (takes RTNL: call with no
+/// lock of ours held).
+pub(crate) fn netdev_speed_mbps(ifindex: u32) -> u32 {
+    // SAFETY: a lookup by index; no pointer crosses.
+    unsafe { glue::mrbond_glue_netdev_speed_mbps(ifindex) }
 }
 
 /// Writes the netdev's name into `out` (NUL-terminated); false if gone.

@@ -8,6 +8,7 @@
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/ethtool.h>
 #include <linux/module.h>
 #include <linux/netdevice.h>
 #include <linux/rtnetlink.h>
@@ -263,6 +264,21 @@ int mrbond_glue_bond_slaves(u32 ifindex, u32 *slaves, u32 max)
 	}
 	rtnl_unlock();
 	return count;
+}
+
+u32 mrbond_glue_netdev_speed_mbps(u32 ifindex)
+{
+	struct ethtool_link_ksettings ks;
+	struct net_device *ndev;
+	u32 speed = 0;
+
+	rtnl_lock();
+	ndev = __dev_get_by_index(&init_net, ifindex);
+	if (ndev && !__ethtool_get_link_ksettings(ndev, &ks) &&
+	    ks.base.speed != SPEED_UNKNOWN)
+		speed = ks.base.speed;
+	rtnl_unlock();
+	return speed;
 }
 
 int mrbond_glue_netdev_name(u32 ifindex, char *name)

@@ -123,6 +123,8 @@ static struct mrbond_sysfs_attr mrbond_bond_attr[] = {
 	[MRBOND_BOND_ATTR_LACP_SOURCE] =
 		MRBOND_ATTR_RO(lacp_source, MRBOND_BOND_ATTR_LACP_SOURCE,
 			       mrbond_bond),
+	[MRBOND_BOND_ATTR_SPEED] =
+		MRBOND_ATTR_RO(speed, MRBOND_BOND_ATTR_SPEED, mrbond_bond),
 };
 static_assert(ARRAY_SIZE(mrbond_bond_attr) == MRBOND_BOND_ATTR_MAX);
 
@@ -132,6 +134,7 @@ static struct attribute *mrbond_bond_attrs[] = {
 	&mrbond_bond_attr[MRBOND_BOND_ATTR_MEMBERS].kattr.attr,
 	&mrbond_bond_attr[MRBOND_BOND_ATTR_USABLE].kattr.attr,
 	&mrbond_bond_attr[MRBOND_BOND_ATTR_LACP_SOURCE].kattr.attr,
+	&mrbond_bond_attr[MRBOND_BOND_ATTR_SPEED].kattr.attr,
 	NULL,
 };
 static_assert(ARRAY_SIZE(mrbond_bond_attrs) == MRBOND_BOND_ATTR_MAX + 1);

@@ -515,7 +515,8 @@ impl Registry {
                     knobs::validate_weight(u64::from(m.weight)).map_err(ReqError::config)?;
                 }
                 if let Some(v) = bond.vdev.lock().as_ref() {
-                    if v.weaker_attribute(dev).is_some() {
+                    if let Some(attr) = v.weaker_attribute(dev) {
+                        pr_warn!("{}: {} refused: weaker {}\n", v.name(), dev.name(), attr);
                         return Err(ReqError::new(
                             EINVAL,
                             c_str!("member is weaker than the bond's frozen attributes"),

@@ -18,6 +18,7 @@ const BOND_POLICY: u32 = 1;
 const BOND_MEMBERS: u32 = 2;
 const BOND_USABLE: u32 = 3;
 const BOND_LACP_SOURCE: u32 = 4;
+const BOND_SPEED: u32 = 5;
 
 /// `enum mrbond_member_attr`.
 const MEMBER_NETDEV: u32 = 0;
@@ -80,6 +81,26 @@ pub(crate) fn bond_show(bond: &Bond, attr: u32, page: &mut [u8]) -> isize {
         BOND_LACP_SOURCE => {
             let name = ifname(bond.lacp_source);
             emit(page, format_args!("{}\n", as_str(&name)))
+        }
+        BOND_SPEED => {
+            // Netdevs gathered under the lock, speeds read without it
+            // (ethtool takes RTNL).
+            let mut netdevs = [0u32; crate::ffi::MAX_MEMBERS];
+            {
+                let st = bond.state.lock();
+                let usable = st.elig.usable_mask();
+                for (slot, (dst, m)) in netdevs.iter_mut().zip(st.members.iter()).enumerate() {
+                    if let Some(m) = m {
+                        if MemberIndex::new(slot).is_some_and(|i| usable.contains(i)) {
+                            *dst = m.netdev;
+                        }
+                    }
+                }
+            }
+            let total = netdevs.iter().filter(|&&n| n != 0).fold(0u64, |acc, &n| {
+                acc.saturating_add(u64::from(ffi::netdev_speed_mbps(n)))
+            });
+            emit(page, format_args!("{}\n", total))
         }
         _ => EINVAL.to_errno() as isize,
     }

@@ -24,6 +24,9 @@ test_create() {
 		{ echo "rxe0 $(member_attr rxe0 reason), rxe1 $(member_attr rxe1 reason)"; return 1; }
 	[[ $(member_attr rxe0 lacp) == "link_up=1 tx_enabled=1" ]] ||
 		{ echo "rxe0 lacp: $(member_attr rxe0 lacp)"; return 1; }
+	# Two 10 Gb/s QEMU NICs (speed=10000).
+	[[ $(cat "$SYS/mrbond0/mrbond/speed") == 20000 ]] ||
+		{ echo "aggregate speed $(cat "$SYS/mrbond0/mrbond/speed")"; return 1; }
 	rdma dev show mrbond0
 }
 
@@ -98,7 +101,14 @@ test_unload() {
 	[[ ! -e $SYS/mrbond0 ]]
 }
 
-ktap_header 6
+# `rdma link add … type mrbond` loads the module through its alias.
+test_autoload() {
+	rdma link add mrbond0 type mrbond netdev bond0 || return 1
+	grep -q '^rdma_mrbond ' /proc/modules || { echo "not loaded"; return 1; }
+	rdma link del mrbond0 && modprobe -r rdma_mrbond
+}
+
+ktap_header 7
 if ! out=$(setup_t1 2>&1); then
 	echo "$out" | sed 's/^/# /'
 	echo "Bail out! T1 setup failed"
@@ -112,5 +122,6 @@ run_test cable_pull_member_unusable_usable test_cable_pull
 run_test lacp_only_failure_and_return test_lacp_only_failure
 run_test member_rdma_link_del_and_add test_member_device_cycle
 run_test unload_with_bond test_unload
+run_test rdma_link_autoloads_module test_autoload
 ktap_totals
 [[ $KTAP_FAIL == 0 ]]
