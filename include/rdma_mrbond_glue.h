@@ -83,9 +83,9 @@ struct mrbond_netdev_state {
  * rdma_link_ops; ctx comes back in every C -> Rust call below.
  */
 int mrbond_glue_init(void *ctx);
-/* Stops new requests and events (link ops, netlink, notifier, work). */
+/* Stops new requests (link ops, netlink); bonds can then be torn down. */
 void mrbond_glue_stop(void);
-/* Unregisters the ib_client and frees the workqueue; after the bonds died. */
+/* After the bonds died: notifier, ib_client, workqueue. */
 void mrbond_glue_exit(void);
 /* Schedules an evaluation of every member, now. */
 void mrbond_glue_kick(void);

@@ -137,10 +137,12 @@ pub(crate) struct BondState {
     pub(crate) placement_failures: u64,
     /// Vdev port count (fixed at creation).
     pub(crate) ports: u32,
-    /// Active-backup: the netdev port 1 is bound to, following the active
-    /// member so that the bond's IP GIDs (which roce_gid_mgmt gives only
-    /// to the active slave's port) stay on the vdev.
-    pub(crate) port1_netdev: u32,
+    /// The netdev each vdev port is bound to (index: port - 1), 0 if none.
+    /// Rail ports follow their member's netdev (a member may come back on a
+    /// new netdev); an active-backup bond's port 1 follows the active
+    /// member, since roce_gid_mgmt gives the bond's IP GIDs only to the
+    /// active slave's port.
+    pub(crate) port_netdev: [u32; MAX_MEMBERS],
 }
 
 /// A bond of member RDMA devices behind one virtual ib_device.
@@ -204,7 +206,7 @@ impl Bond {
                         placements: 0,
                         placement_failures: 0,
                         ports,
-                        port1_netdev: 0,
+                        port_netdev: [0; MAX_MEMBERS],
                     },
                     "mrbond:bond"
                 ),
@@ -354,21 +356,23 @@ impl Bond {
             if changed {
                 st.placer.set_usable_mask(st.elig.usable_mask());
             }
-            let rebind = self.active_backup_target(st);
+            let rebind = self.rebinds(st);
             (st.elig.next_deadline(), rebind)
         };
         let (deadline, rebind) = deadline;
-        if let Some((netdev, name)) = rebind {
-            if let Some(v) = self.vdev.lock().as_ref() {
-                match v.set_port_netdev(1, netdev) {
+        if let Some(v) = self.vdev.lock().as_ref() {
+            for &(port, netdev, name) in rebind.iter().flatten() {
+                match v.set_port_netdev(port, netdev) {
                     Ok(()) => pr_info!(
-                        "{}: port 1 follows active member {}\n",
+                        "{}: port {} follows member {}\n",
                         v.name(),
+                        port,
                         name.as_cstr()
                     ),
                     Err(e) => pr_warn!(
-                        "{}: port 1 cannot follow {}: {:?}\n",
+                        "{}: port {} cannot follow {}: {:?}\n",
                         v.name(),
+                        port,
                         name.as_cstr(),
                         e
                     ),
@@ -379,25 +383,40 @@ impl Bond {
         deadline
     }
 
-    /// Active-backup: the member port 1 must move to, if it must move. The
-    /// active member is the first usable one; with a bond as source only the
-    /// bond's active slave is usable (`tx_enabled`).
-    fn active_backup_target(&self, st: &mut BondState) -> Option<(u32, Name)> {
-        if self.mode != BondMode::ActiveBackup {
-            return None;
-        }
+    /// The (port, netdev, member) bindings that must change, recorded as
+    /// done. Rail: each present member's port follows its netdev.
+    /// Active-backup: port 1 follows the first usable member; with a bond as
+    /// source only the bond's active slave is usable (`tx_enabled`).
+    fn rebinds(&self, st: &mut BondState) -> [Option<(u32, u32, Name)>; MAX_MEMBERS] {
+        let mut out = [None; MAX_MEMBERS];
         let usable = st.elig.usable_mask();
-        let (netdev, name) = st
-            .members
-            .iter()
-            .enumerate()
-            .filter(|(slot, _)| slot_index(*slot).is_some_and(|m| usable.contains(m)))
-            .find_map(|(_, m)| m.as_ref().map(|m| (m.netdev, m.name)))?;
-        if netdev == 0 || netdev == st.port1_netdev {
-            return None;
+        let wanted = |slot: usize, m: &Member| match self.mode {
+            BondMode::Rail => m.dev.is_some().then_some((slot, m.netdev)),
+            BondMode::ActiveBackup => slot_index(slot)
+                .is_some_and(|i| usable.contains(i))
+                .then_some((0, m.netdev)),
+        };
+        let mut found = [None; MAX_MEMBERS];
+        for (slot, m) in st.members.iter().enumerate() {
+            let Some(m) = m else { continue };
+            if let Some((port_slot, netdev)) = wanted(slot, m) {
+                if let Some(f @ None) = found.get_mut(port_slot) {
+                    *f = Some((netdev, m.name));
+                }
+            }
         }
-        st.port1_netdev = netdev;
-        Some((netdev, name))
+        for (port_slot, (dst, f)) in out.iter_mut().zip(found.iter()).enumerate() {
+            let Some((netdev, name)) = *f else { continue };
+            let Some(bound) = st.port_netdev.get_mut(port_slot) else {
+                continue;
+            };
+            if netdev != 0 && netdev != *bound {
+                *bound = netdev;
+                let port = u32::try_from(port_slot).unwrap_or(0).saturating_add(1);
+                *dst = Some((port, netdev, name));
+            }
+        }
+        out
     }
 
     /// Port events and netlink notifications for changed members; with no

@@ -203,7 +203,7 @@ impl Glue {
         Ok(Self(()))
     }
 
-    /// Stops new requests and events; bonds can then be torn down.
+    /// Stops new requests; bonds can then be torn down.
     pub(crate) fn stop(&self) {
         // SAFETY: by the type invariant the glue is registered.
         unsafe { glue::mrbond_glue_stop() };

@@ -347,14 +347,17 @@ void mrbond_glue_stop(void)
 {
 	rdma_link_unregister(&mrbond_link_ops);
 	genl_unregister_family(&rdma_mrbond_nl_family);
-	unregister_netdevice_notifier(&mrbond_netdev_nb);
-	cancel_delayed_work_sync(&mrbond_eval_work);
 }
 
 void mrbond_glue_exit(void)
 {
+	/*
+	 * After the bonds are gone: unregistering replays NETDEV_UNREGISTER
+	 * for every netdev, which would otherwise unbind live vdev ports.
+	 */
+	unregister_netdevice_notifier(&mrbond_netdev_nb);
 	ib_unregister_client(&mrbond_client);
-	/* The client's .remove may have kicked the work once more. */
+	/* Both may have kicked the work once more. */
 	cancel_delayed_work_sync(&mrbond_eval_work);
 	destroy_workqueue(mrbond_wq);
 }

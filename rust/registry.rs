@@ -181,21 +181,13 @@ impl Registry {
             let mut st = bond.state.lock();
             let vdev = bond.vdev.lock();
             let Some(v) = vdev.as_ref() else { continue };
-            match bond.mode {
-                BondMode::Rail => {
-                    for (slot, member) in st.members.iter().enumerate() {
-                        if member.as_ref().is_some_and(|m| m.netdev == ifindex) {
-                            let port = u32::try_from(slot).unwrap_or(0).saturating_add(1);
-                            let _ = v.set_port_netdev(port, 0);
-                        }
-                    }
+            // The evaluation binds the port again when a netdev is back.
+            for (slot, bound) in st.port_netdev.iter_mut().enumerate() {
+                if *bound == ifindex {
+                    let port = u32::try_from(slot).unwrap_or(0).saturating_add(1);
+                    let _ = v.set_port_netdev(port, 0);
+                    *bound = 0;
                 }
-                // The next evaluation binds port 1 to another usable member.
-                BondMode::ActiveBackup if st.port1_netdev == ifindex => {
-                    let _ = v.set_port_netdev(1, 0);
-                    st.port1_netdev = 0;
-                }
-                BondMode::ActiveBackup => {}
             }
         }
     }
@@ -377,9 +369,9 @@ impl Registry {
                     if mode == BondMode::Rail || slot == 0 {
                         let port = u32::try_from(slot).unwrap_or(0).saturating_add(1);
                         vdev.set_port_netdev(port, netdev)?;
-                    }
-                    if mode == BondMode::ActiveBackup && slot == 0 {
-                        st.port1_netdev = netdev;
+                        if let Some(b) = st.port_netdev.get_mut(slot) {
+                            *b = netdev;
+                        }
                     }
                     st.insert_member(slot, Member::new(*name, dev, *admin), ffi::now_ns())?;
                 }
@@ -559,15 +551,7 @@ impl Registry {
                 st.placer
                     .add_member(idx, weight)
                     .map_err(ReqError::config)?;
-                let netdev = dev.netdev_ifindex();
-                if bond.mode == BondMode::Rail {
-                    if let Some(v) = bond.vdev.lock().as_ref() {
-                        let _ = v.set_port_netdev(
-                            u32::try_from(slot).unwrap_or(0).saturating_add(1),
-                            netdev,
-                        );
-                    }
-                }
+                // The evaluation kicked below binds the member's port.
                 st.insert_member(slot, Member::new(name, dev, AdminState::Up), ffi::now_ns())?;
                 if let Some(a) = added.get_mut(i) {
                     *a = Some((u32::try_from(slot).unwrap_or(0), name));
@@ -612,6 +596,12 @@ impl Registry {
                 };
                 let idx = crate::policy::MemberIndex::new(slot).ok_or(EINVAL)?;
                 let _ = st.elig.remove_member(idx, now);
+                if bond.mode == BondMode::Rail {
+                    // Unbound below; a later member of this slot binds again.
+                    if let Some(b) = st.port_netdev.get_mut(slot) {
+                        *b = 0;
+                    }
+                }
                 let _ = st.placer.remove_member(idx);
                 if let Some(s) = st.members.get_mut(slot) {
                     *s = None;
