@@ -243,6 +243,18 @@ impl Registry {
             .find(|d| d.name().as_bytes() == name)
     }
 
+    /// The known RoCE device `name`, if no bond has it yet.
+    fn free_device<'a>(inner: &'a RegistryInner, name: &Name) -> ReqResult<&'a IbDevice> {
+        if Self::member_of_any_bond(inner, name.as_bytes()) {
+            return Err(ReqError::new(
+                EBUSY,
+                c_str!("device is already a bond member"),
+            ));
+        }
+        Self::find_device(inner, name.as_bytes())
+            .ok_or(ReqError::new(ENODEV, c_str!("no such RoCE RDMA device")))
+    }
+
     /// BOND_NEW from netlink.
     pub(crate) fn bond_new(&self, spec: &BondSpec, reply: &mut BondInfo) -> ReqResult {
         let mode = match (spec.has_mode != 0, spec.mode) {
@@ -347,14 +359,7 @@ impl Registry {
             // Checked before the new bond's lock is taken: the check locks
             // the other bonds, and two locks of one class are never nested.
             for (slot, (name, _, _)) in members.iter().flatten().enumerate() {
-                if Self::member_of_any_bond(&inner, name.as_bytes()) {
-                    return Err(ReqError::new(
-                        EBUSY,
-                        c_str!("device is already a bond member"),
-                    ));
-                }
-                let dev = Self::find_device(&inner, name.as_bytes())
-                    .ok_or(ReqError::new(ENODEV, c_str!("no such RoCE RDMA device")))?;
+                let dev = Self::free_device(&inner, name)?;
                 if let Some(d) = devs.get_mut(slot) {
                     *d = Some(dev);
                 }
@@ -495,14 +500,7 @@ impl Registry {
             for m in spec.members() {
                 let name = Name::new(&m.ibdev)
                     .ok_or(ReqError::new(EINVAL, c_str!("bad member device name")))?;
-                if Self::member_of_any_bond(&inner, name.as_bytes()) {
-                    return Err(ReqError::new(
-                        EBUSY,
-                        c_str!("device is already a bond member"),
-                    ));
-                }
-                let dev = Self::find_device(&inner, name.as_bytes())
-                    .ok_or(ReqError::new(ENODEV, c_str!("no such RoCE RDMA device")))?;
+                let dev = Self::free_device(&inner, &name)?;
                 if m.has_weight != 0 {
                     knobs::validate_weight(u64::from(m.weight)).map_err(ReqError::config)?;
                 }
