@@ -22,6 +22,7 @@
 
 #[path = "../../policy/mod.rs"]
 pub mod policy;
+pub mod workload;
 
 pub use policy::eligibility::{
     AdminState, Debounce, EligibilitySet, Inputs, LacpState, Reason, Status, Transition,

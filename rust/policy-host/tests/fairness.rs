@@ -4,22 +4,21 @@
 mod common;
 
 use common::{jain, mi, normalised, placer};
-use mrbond_policy::{FlowKey, MemberMask, PlaceRequest, Placer, Policy, MAX_MEMBERS};
+use mrbond_policy::{
+    workload::Rng, FlowKey, MemberMask, PlaceRequest, Placer, Policy, MAX_MEMBERS,
+};
 use proptest::prelude::*;
 
 const PLACEMENTS: u64 = 100_000;
 
-/// xorshift64*, so flows are reproducible without a dependency.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
+/// Flows of this file's own shape over the shared generator.
+trait Flows {
+    fn flow(&mut self) -> FlowKey;
+}
+
+impl Flows for Rng {
     fn flow(&mut self) -> FlowKey {
-        let r = self.next();
+        let r = self.next_u64();
         FlowKey::ipv4(
             [10, 0, (r >> 8) as u8, r as u8],
             [10, 1, (r >> 24) as u8, (r >> 16) as u8],
@@ -40,8 +39,8 @@ fn simulate(p: &mut Placer, seed: u64) -> [u64; MAX_MEMBERS] {
         counts[m.get()] += 1;
         p.qp_added(m);
         live.push(m);
-        if rng.next() % 10 == 0 {
-            let victim = live.swap_remove((rng.next() % live.len() as u64) as usize);
+        if rng.next_u64() % 10 == 0 {
+            let victim = live.swap_remove((rng.next_u64() % live.len() as u64) as usize);
             p.qp_removed(victim);
         }
     }

@@ -16,51 +16,19 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use mrbond_policy::{
-    FlowKey, MemberIndex, MemberMask, Pin, PinScope, PlaceRequest, Placer, Policy,
+    workload::{self, Rng},
+    PlaceRequest, Placer, Policy,
 };
 
 const BATCH: usize = 32;
 const RING: usize = 1024;
 
-fn mi(i: usize) -> MemberIndex {
-    MemberIndex::new(i).expect("member index")
-}
-
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-}
-
 /// A placer in a realistic state: varied weights and utilisation, some
 /// outstanding work, every member usable.
 fn setup(policy: Policy, members: usize, rng: &mut Rng) -> (Placer, Vec<PlaceRequest>) {
-    let mut p = Placer::new(policy);
-    for i in 0..members {
-        p.add_member(mi(i), 50 + (rng.next() % 200) as u16)
-            .expect("add");
-        p.set_utilisation(mi(i), (rng.next() % 900) as u16);
-        p.set_outstanding_wqes(mi(i), (rng.next() % 64) as u32);
-    }
-    p.set_usable_mask(MemberMask::first_n(members));
+    let p = workload::loaded_placer(policy, members, rng);
     let reqs = (0..RING)
-        .map(|_| {
-            let r = rng.next();
-            let flow = FlowKey::ipv4(
-                [10, 0, (r >> 8) as u8, r as u8],
-                [10, 1, (r >> 24) as u8, (r >> 16) as u8],
-                (r >> 32) as u16 | 0xc000,
-            );
-            let pin = (policy == Policy::Pinned).then(|| Pin {
-                member: mi((r >> 48) as usize % members),
-                scope: PinScope::Pd,
-            });
-            PlaceRequest { flow, pin }
-        })
+        .map(|_| workload::request(policy, members, rng))
         .collect();
     (p, reqs)
 }

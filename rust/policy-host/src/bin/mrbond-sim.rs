@@ -6,25 +6,23 @@
 
 use mrbond_policy::policy::wrr;
 use mrbond_policy::{
-    AdminState, Debounce, EligibilitySet, FlowKey, Inputs, LacpState, MemberIndex, MemberMask,
-    MemberView, PlaceRequest, Placer, Planner, PlannerConfig, Policy, QpEntry, RebalanceConfig,
-    Usability, MAX_MEMBERS,
+    workload::Rng, AdminState, Debounce, EligibilitySet, FlowKey, Inputs, LacpState, MemberIndex,
+    MemberMask, MemberView, PlaceRequest, Placer, Planner, PlannerConfig, Policy, QpEntry,
+    RebalanceConfig, Usability, MAX_MEMBERS,
 };
 
 fn mi(i: usize) -> MemberIndex {
     MemberIndex::new(i).expect("member index")
 }
 
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
+/// Flows of this file's own shape over the shared generator.
+trait Flows {
+    fn flow(&mut self) -> FlowKey;
+}
+
+impl Flows for Rng {
     fn flow(&mut self) -> FlowKey {
-        let r = self.next();
+        let r = self.next_u64();
         FlowKey::ipv4(
             [10, 0, 0, (r & 0x3f) as u8],
             [10, 1, 0, ((r >> 8) & 0x3f) as u8],
