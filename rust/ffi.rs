@@ -212,8 +212,8 @@ impl Glue {
 
 impl Drop for Glue {
     fn drop(&mut self) {
-        // SAFETY: by the type invariant the glue is registered; stop() is
-        // idempotent in effect because its registrations are gone already.
+        // SAFETY: by the type invariant the glue is registered, and the
+        // registry it calls back into outlives this value (module `Drop`).
         unsafe { glue::mrbond_glue_exit() };
     }
 }
