@@ -36,6 +36,21 @@ pub mod placement;
 pub mod selfcheck;
 pub mod wrr;
 
+/// Minimum of 8 keys as a balanced tree: straight-line code with no
+/// data-dependent branch (the placement scans rely on it for speed).
+#[inline]
+pub(crate) fn min_of_8<T: Ord + Copy>(k: [T; 8]) -> T {
+    let [a0, a1, a2, a3, a4, a5, a6, a7] = k;
+    a0.min(a1).min(a2.min(a3)).min(a4.min(a5).min(a6.min(a7)))
+}
+
+/// Minimum of [`MAX_MEMBERS`] keys, as [`min_of_8`].
+#[inline]
+pub(crate) fn min_of_all<T: Ord + Copy>(k: [T; MAX_MEMBERS]) -> T {
+    let [a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15] = k;
+    min_of_8([a0, a1, a2, a3, a4, a5, a6, a7]).min(min_of_8([a8, a9, a10, a11, a12, a13, a14, a15]))
+}
+
 /// Most members one bond can have: every per-member table is this long and a
 /// [`MemberMask`] has one bit per member.
 pub const MAX_MEMBERS: usize = 16;

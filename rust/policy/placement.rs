@@ -496,19 +496,9 @@ impl Placer {
         // `SmoothWrr::pick`; unusable slots read as u64::MAX, which no real
         // key reaches (LQF_COUNT_LIMIT).
         let best = if self.usable.bits() <= 0xff {
-            let [a0, a1, a2, a3, a4, a5, a6, a7] = self.lqf_keys::<8>();
-            a0.min(a1).min(a2.min(a3)).min(a4.min(a5).min(a6.min(a7)))
+            super::min_of_8(self.lqf_keys::<8>())
         } else {
-            let [a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15] =
-                self.lqf_keys::<MAX_MEMBERS>();
-            a0.min(a1)
-                .min(a2.min(a3))
-                .min(a4.min(a5).min(a6.min(a7)))
-                .min(
-                    a8.min(a9)
-                        .min(a10.min(a11))
-                        .min(a12.min(a13).min(a14.min(a15))),
-                )
+            super::min_of_all(self.lqf_keys::<MAX_MEMBERS>())
         };
         MemberIndex::new((best & 0xf) as usize)
     }

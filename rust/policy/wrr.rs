@@ -392,19 +392,9 @@ impl SmoothWrr {
         // branch; only the first 8 slots when no higher member is eligible,
         // a branch that is predictable because membership rarely changes.
         let best_key = if self.eligible.bits() <= 0xff {
-            let [a0, a1, a2, a3, a4, a5, a6, a7] = self.keys::<8>(slot);
-            a0.min(a1).min(a2.min(a3)).min(a4.min(a5).min(a6.min(a7)))
+            super::min_of_8(self.keys::<8>(slot))
         } else {
-            let [a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15] =
-                self.keys::<MAX_MEMBERS>(slot);
-            a0.min(a1)
-                .min(a2.min(a3))
-                .min(a4.min(a5).min(a6.min(a7)))
-                .min(
-                    a8.min(a9)
-                        .min(a10.min(a11))
-                        .min(a12.min(a13).min(a14.min(a15))),
-                )
+            super::min_of_all(self.keys::<MAX_MEMBERS>(slot))
         };
         let best = if best_key == i64::MAX {
             // The currents sum to zero, so some member is always released;

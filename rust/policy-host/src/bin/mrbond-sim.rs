@@ -8,7 +8,7 @@ use mrbond_policy::policy::wrr;
 use mrbond_policy::{
     workload::Rng, AdminState, Debounce, EligibilitySet, FlowKey, Inputs, LacpState, MemberIndex,
     MemberMask, MemberView, PlaceRequest, Placer, Planner, PlannerConfig, Policy, QpEntry,
-    RebalanceConfig, Usability, MAX_MEMBERS,
+    RebalanceConfig, Transitions, Usability, MAX_MEMBERS,
 };
 
 fn mi(i: usize) -> MemberIndex {
@@ -227,30 +227,10 @@ fn failover_scenario() {
         tx_enabled: false,
     };
     let mut now = 1000 * ms;
-    for t in elig.set_lacp(mi(2), off, now).iter() {
-        println!(
-            "  t={:5} ms member {} {:?}/{} -> {:?}/{}",
-            t.at_ns / ms,
-            t.member.get(),
-            t.from.usability,
-            t.from.reason.name(),
-            t.to.usability,
-            t.to.reason.name()
-        );
-    }
+    print_transitions(&elig.set_lacp(mi(2), off, now), ms);
     p.set_usable_mask(elig.usable_mask());
     now = elig.next_deadline().expect("deadline");
-    for t in elig.poll(now).iter() {
-        println!(
-            "  t={:5} ms member {} {:?}/{} -> {:?}/{}",
-            t.at_ns / ms,
-            t.member.get(),
-            t.from.usability,
-            t.from.reason.name(),
-            t.to.usability,
-            t.to.reason.name()
-        );
-    }
+    print_transitions(&elig.poll(now), ms);
     p.set_usable_mask(elig.usable_mask());
     let view = MemberView::from_state(&elig, &p);
     let mut out = vec![
@@ -362,6 +342,20 @@ fn flap_scenario() {
         t.get(0).map(|t| t.to.usability),
         t.get(0).map_or("", |t| t.to.reason.name())
     );
+}
+
+fn print_transitions(tr: &Transitions, ms: u64) {
+    for t in tr.iter() {
+        println!(
+            "  t={:5} ms member {} {:?}/{} -> {:?}/{}",
+            t.at_ns / ms,
+            t.member.get(),
+            t.from.usability,
+            t.from.reason.name(),
+            t.to.usability,
+            t.to.reason.name()
+        );
+    }
 }
 
 fn main() {
