@@ -73,6 +73,16 @@ fault() {
 	return 1
 }
 
+# cable LINK down|up: both guests meet, hosta pulls (or plugs) the cable at
+# both ends through QMP, and both go on once it is done.
+cable() {
+	barrier "cable$1-$2-pre" || return 1
+	if [[ $MRBOND_ROLE == hosta ]]; then
+		fault link "$1" "$2" || { echo "QMP set_link on link $1 ($2) failed"; return 1; }
+	fi
+	barrier "cable$1-$2-done"
+}
+
 # wait_for TIMEOUT_S CMD...: poll CMD every 0.1 s until it succeeds.
 wait_for() {
 	local timeout=$1 i
