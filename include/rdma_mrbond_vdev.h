@@ -17,6 +17,10 @@ struct ib_device;
 struct mrbond_vdev;
 
 #define MRBOND_MAX_PORTS 16
+#ifndef MRBOND_MAX_MEMBERS
+/* Member slots; in rail mode slot i is port i + 1 (as in the glue). */
+#define MRBOND_MAX_MEMBERS 16
+#endif
 
 /* Counters of `rdma statistic` and sysfs hw_counters, per port (= member in
  * rail mode) and, summed, per device. Rust fills them in this order.
@@ -29,6 +33,7 @@ enum mrbond_stat {
 	MRBOND_STAT_PLACEMENTS,		/* QPs placed */
 	MRBOND_STAT_WRONG_MEMBER_KEY,	/* posts refused: key of another member */
 	MRBOND_STAT_FLUSHED_WR,		/* WRs completed with a flush error */
+	MRBOND_STAT_QPN_COLLISIONS,	/* member QPNs retried (device-wide) */
 	MRBOND_STAT_MAX
 };
 
@@ -94,6 +99,37 @@ struct mrbond_vdev *mrbond_vdev_from_ibdev(struct ib_device *dev);
 /* Dispatches IB_EVENT_PORT_ACTIVE or IB_EVENT_PORT_ERR for port. */
 void mrbond_vdev_port_event(struct mrbond_vdev *v, u32 port, bool active);
 
+/*
+ * Rust -> C: the members behind the verbs proxy (rust/mrbond_verbs_member.c).
+ * Process context; they take the vdev's objs_lock and may sleep.
+ */
+
+/* Data-path counters of a member slot, read for LQF and statistics. */
+struct mrbond_member_load {
+	u32 qps;
+	u32 outstanding;
+	u64 wrong_key;
+	u64 flushed;
+};
+
+/* The member device of slot is dev (port 1); new objects may use it. */
+int mrbond_vdev_member_attach(struct mrbond_vdev *v, u32 slot,
+			      struct ib_device *dev);
+/*
+ * The member of slot is unusable: every QP on it goes to ERR (the member
+ * flushes its WRs) and gets IB_EVENT_QP_FATAL. Its objects stay.
+ */
+void mrbond_vdev_member_fail(struct mrbond_vdev *v, u32 slot);
+/*
+ * The member of slot goes away (device removal or member del): its QPs are
+ * failed, its objects destroyed, and every WR still outstanding on them is
+ * completed with IB_WC_WR_FLUSH_ERR from the shadow rings. Synchronous.
+ */
+void mrbond_vdev_member_detach(struct mrbond_vdev *v, u32 slot);
+void mrbond_vdev_member_load(struct mrbond_vdev *v, u32 slot,
+			     struct mrbond_member_load *out);
+u64 mrbond_vdev_qpn_collisions(struct mrbond_vdev *v);
+
 /* Rust -> C (rust/mrbond_sysfs.c): the mrbond/ directory of a registered vdev. */
 int mrbond_sysfs_add(struct mrbond_vdev *v);
 void mrbond_sysfs_del(struct mrbond_vdev *v);
@@ -110,6 +146,17 @@ int mrbond_rs_vdev_port_active(void *bond, u32 port);
  * ports for port 0. May sleep.
  */
 void mrbond_rs_vdev_stats(void *bond, u32 port, u64 *values);
+/*
+ * The member slot for a new QP of a PD of kern_name (the ULP), or -errno.
+ * pd_home is the PD's first QP's slot (-1: none yet). Process context.
+ */
+int mrbond_rs_place_qp(void *bond, const char *kern_name, int pd_home);
+/*
+ * The member slot a new MR of a PD binds to: task_hint (the member of the
+ * allocating task's last QP on the PD), else last_qp, else home; -1 each if
+ * unknown. Returns -1 if none is known. Pure: callable under any lock.
+ */
+int mrbond_rs_mr_member(int task_hint, int last_qp, int home);
 /* The vdev is being freed: drop its reference on bond. */
 void mrbond_rs_vdev_release(void *bond);
 /* sysfs: format into buf (PAGE_SIZE) and return the length, or -errno. */

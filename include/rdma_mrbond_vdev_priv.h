@@ -6,13 +6,30 @@
 #ifndef _RDMA_MRBOND_VDEV_PRIV_H
 #define _RDMA_MRBOND_VDEV_PRIV_H
 
+#include <linux/atomic.h>
+#include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/workqueue.h>
+#include <linux/xarray.h>
 #include <rdma/ib_verbs.h>
 
 #include "rdma_mrbond_vdev.h"
 
 struct mrbond_sysfs_kobj;
+
+/*
+ * A member as the verbs proxy sees it. dev is set and cleared by Rust
+ * (mrbond_vdev_member_attach/detach) under objs_lock; the counters are the
+ * data path's, read by Rust for placement (LQF) and statistics.
+ */
+struct mrbond_member_slot {
+	struct ib_device *dev;
+	u32 port;
+	atomic_t qps;			/* vdev QPs hosted */
+	atomic_t outstanding;		/* WRs posted, not completed */
+	atomic64_t wrong_key;		/* posts refused: key of another member */
+	atomic64_t flushed;		/* WRs completed with a flush error */
+};
 
 struct mrbond_vdev {
 	struct ib_device ibdev;		/* offset 0: ib_alloc_device() */
@@ -37,6 +54,16 @@ struct mrbond_vdev {
 	struct mrbond_sysfs_kobj *sysfs_bond;		/* mrbond/ */
 	struct kobject *sysfs_members;			/* mrbond/members/ */
 	struct mrbond_sysfs_kobj *sysfs_member[MRBOND_MAX_PORTS];
+
+	/* The verbs proxy: see include/rdma_mrbond_verbs_priv.h. */
+	struct mutex objs_lock;
+	struct mrbond_member_slot member[MRBOND_MAX_MEMBERS];
+	struct list_head pds, cqs, qps, mrs;	/* under objs_lock */
+	/* lkey >> 8 -> struct mrbond_mr; entry 0 is the local DMA lkey. */
+	struct xarray mr_index;
+	/* QPN -> live QP, or xa_mk_value(expiry jiffies) in quarantine. */
+	struct xarray qpns;
+	atomic64_t qpn_collisions;
 };
 
 #endif /* _RDMA_MRBOND_VDEV_PRIV_H */

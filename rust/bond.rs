@@ -17,8 +17,9 @@ use crate::{
     policy::{
         eligibility::{AdminState, Debounce, EligibilitySet, Inputs, LacpState, Reason, Usability},
         knobs::BondMode,
-        placement::{Placer, Policy},
-        MemberIndex,
+        hash::FlowKey,
+        placement::{PinScope, PlaceError, PlaceRequest, Placer, Policy},
+        ulp, MemberIndex,
     },
 };
 
@@ -135,6 +136,14 @@ pub(crate) struct BondState {
     pub(crate) placements: u64,
     /// Placements refused for lack of a usable member.
     pub(crate) placement_failures: u64,
+    /// QPs placed on each member slot.
+    pub(crate) placed: [u64; MAX_MEMBERS],
+    /// Slots whose device the verbs proxy may create objects on.
+    pub(crate) attached: [bool; MAX_MEMBERS],
+    /// QPs created, the flow key of the `hash` policy: no address is known
+    /// when a QP is created, so the creation sequence stands in for the
+    /// UDP source port (which rxe, too, derives from the QP).
+    pub(crate) created: u64,
     /// Vdev port count (fixed at creation).
     pub(crate) ports: u32,
     /// The netdev each vdev port is bound to (index: port - 1), 0 if none.
@@ -205,6 +214,9 @@ impl Bond {
                         placer: Placer::new(policy),
                         placements: 0,
                         placement_failures: 0,
+                        placed: [0; MAX_MEMBERS],
+                        attached: [false; MAX_MEMBERS],
+                        created: 0,
                         ports,
                         port_netdev: [0; MAX_MEMBERS],
                     },
@@ -251,6 +263,7 @@ impl Bond {
     pub(crate) fn stats(&self, port: u32, values: &mut [u64; ffi::STAT_COUNT]) {
         *values = [0; ffi::STAT_COUNT];
         let st = self.state.lock();
+        let vdev = self.vdev.lock();
         let only = usize::try_from(port).ok().and_then(|p| p.checked_sub(1));
         let usable = st.elig.usable_mask();
         for (slot, member) in st.members.iter().enumerate() {
@@ -260,22 +273,74 @@ impl Bond {
             if only.is_some_and(|o| o != slot) {
                 continue;
             }
+            let load = vdev
+                .as_ref()
+                .map(|v| v.member_load(u32::try_from(slot).unwrap_or(u32::MAX)))
+                .unwrap_or_default();
             let row = [
                 u64::from(usable.contains(m)),
                 member.transitions,
-                u64::from(st.placer.qps(m)),
-                u64::from(st.placer.outstanding_wqes(m)),
-                0, // placements per member: data path (issue 5)
-                0, // wrong-member keys: data path (issue 5)
-                0, // flushed WRs: data path (issue 5)
+                u64::from(load.qps),
+                u64::from(load.outstanding),
+                st.placed.get(slot).copied().unwrap_or(0),
+                load.wrong_key,
+                load.flushed,
+                0, // QPN collisions: device-wide only
             ];
             for (v, r) in values.iter_mut().zip(row) {
                 *v = v.saturating_add(r);
             }
         }
-        if let Some(total) = values.get_mut(4) {
-            if only.is_none() {
+        if only.is_none() {
+            if let Some(total) = values.get_mut(4) {
                 *total = st.placements;
+            }
+            if let (Some(c), Some(v)) = (values.get_mut(7), vdev.as_ref()) {
+                *c = v.qpn_collisions();
+            }
+        }
+    }
+
+    /// The member slot for a new QP of a PD of the ULP `ulp`, whose first
+    /// QP is on `pd_home`. Process context; takes the state lock, then the
+    /// vdev's, as everywhere.
+    pub(crate) fn place_qp(&self, ulp: &[u8], pd_home: Option<usize>) -> Result<usize> {
+        let mut guard = self.state.lock();
+        let st = &mut *guard;
+        // LQF and WRR weigh the data path's live counters.
+        if let Some(v) = self.vdev.lock().as_ref() {
+            for slot in 0..MAX_MEMBERS {
+                let Some(m) = slot_index(slot) else { continue };
+                if st.members.get(slot).is_some_and(Option::is_some) {
+                    let load = v.member_load(u32::try_from(slot).unwrap_or(u32::MAX));
+                    st.placer.set_load(m, load.qps, load.outstanding);
+                }
+            }
+        }
+        let home = pd_home.and_then(slot_index);
+        let req = match (ulp::key_rule(ulp), home) {
+            (ulp::KeyRule::PinPd, Some(home)) => PlaceRequest::pinned(home, PinScope::Pd),
+            _ => {
+                let seq = u16::try_from(st.created & 0xffff).unwrap_or(0);
+                PlaceRequest::new(FlowKey::ipv4([0; 4], [0; 4], seq))
+            }
+        };
+        st.created = st.created.wrapping_add(1);
+        match st.placer.place(&req) {
+            Ok(m) => {
+                st.placements = st.placements.saturating_add(1);
+                if let Some(p) = st.placed.get_mut(m.get()) {
+                    *p = p.saturating_add(1);
+                }
+                Ok(m.get())
+            }
+            Err(e) => {
+                st.placement_failures = st.placement_failures.saturating_add(1);
+                let errno = match e {
+                    PlaceError::PinRequired => kernel::bindings::EOPNOTSUPP,
+                    _ => kernel::bindings::ENETDOWN,
+                };
+                Err(Error::from_errno(-(errno as i32)))
             }
         }
     }
@@ -317,6 +382,7 @@ impl Bond {
     /// ran (0 if none), to report our reaction time.
     pub(crate) fn evaluate(&self, now: u64, event_ns: u64) -> Option<u64> {
         let mut events: [Option<(usize, bool)>; MAX_MEMBERS] = [None; MAX_MEMBERS];
+        let mut failed = [false; MAX_MEMBERS];
         let deadline = {
             let mut guard = self.state.lock();
             let st = &mut *guard;
@@ -350,6 +416,11 @@ impl Bond {
                     if let Some(e) = events.get_mut(slot) {
                         *e = Some((slot, t.to.usability == Usability::Usable));
                     }
+                    if t.usability_changed() && t.to.usability == Usability::Unusable {
+                        if let Some(f) = failed.get_mut(slot) {
+                            *f = true;
+                        }
+                    }
                 }
             }
             let _ = st.elig.poll(now);
@@ -357,10 +428,16 @@ impl Bond {
                 st.placer.set_usable_mask(st.elig.usable_mask());
             }
             let rebind = self.rebinds(st);
+            self.attach_members(st);
             (st.elig.next_deadline(), rebind)
         };
         let (deadline, rebind) = deadline;
         if let Some(v) = self.vdev.lock().as_ref() {
+            // QPs of a member that turned unusable go to ERR now: the ULP
+            // reconnects over a usable one instead of waiting out retries.
+            for (slot, _) in failed.iter().enumerate().filter(|(_, f)| **f) {
+                v.member_fail(u32::try_from(slot).unwrap_or(u32::MAX));
+            }
             for &(port, netdev, name) in rebind.iter().flatten() {
                 match v.set_port_netdev(port, netdev) {
                     Ok(()) => pr_info!(
@@ -381,6 +458,35 @@ impl Bond {
         }
         self.announce(&events);
         deadline
+    }
+
+    /// Hands the verbs proxy the devices of members it does not have yet
+    /// (a new member, or a device that came back).
+    fn attach_members(&self, st: &mut BondState) {
+        let vdev = self.vdev.lock();
+        let Some(v) = vdev.as_ref() else { return };
+        for (slot, (member, attached)) in st.members.iter().zip(st.attached.iter_mut()).enumerate() {
+            let Some(dev) = member.as_ref().and_then(|m| m.dev.as_ref()) else {
+                continue;
+            };
+            if !*attached {
+                *attached = v
+                    .member_attach(u32::try_from(slot).unwrap_or(u32::MAX), dev)
+                    .is_ok();
+            }
+        }
+    }
+
+    /// The member in `slot` is going away: the verbs proxy destroys its
+    /// objects and flushes their WRs before this returns. Not under the
+    /// state lock.
+    pub(crate) fn detach_member(&self, slot: usize) {
+        if let Some(a) = self.state.lock().attached.get_mut(slot) {
+            *a = false;
+        }
+        if let Some(v) = self.vdev.lock().as_ref() {
+            v.member_detach(u32::try_from(slot).unwrap_or(u32::MAX));
+        }
     }
 
     /// The (port, netdev, member) bindings that must change, recorded as

@@ -26,7 +26,7 @@ pub(crate) const NAME_MAX: usize = 64;
 /// `MRBOND_MAX_MEMBERS`.
 pub(crate) const MAX_MEMBERS: usize = 16;
 /// `MRBOND_STAT_MAX`: the counters of `enum mrbond_stat`, in order.
-pub(crate) const STAT_COUNT: usize = 7;
+pub(crate) const STAT_COUNT: usize = 8;
 /// What sysfs hands a show callback (`PAGE_SIZE`).
 const SYSFS_BUF_LEN: usize = 4096;
 
@@ -120,6 +120,20 @@ pub(crate) struct NetdevState {
     pub(crate) master_ifindex: u32,
 }
 
+/// `struct mrbond_member_load`: a member's data-path counters.
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+pub(crate) struct MemberLoad {
+    /// vdev QPs hosted.
+    pub(crate) qps: u32,
+    /// WRs posted and not completed.
+    pub(crate) outstanding: u32,
+    /// Posts refused: a key of another member.
+    pub(crate) wrong_key: u64,
+    /// WRs completed with a flush error.
+    pub(crate) flushed: u64,
+}
+
 /// Prototypes of the C glue; see the two headers.
 mod glue {
     use super::*;
@@ -169,6 +183,15 @@ mod glue {
         pub(super) fn mrbond_vdev_name(v: *const RawVdev) -> *const c_char;
         pub(super) fn mrbond_vdev_index(v: *const RawVdev) -> u32;
         pub(super) fn mrbond_vdev_port_event(v: *mut RawVdev, port: u32, active: bool);
+        pub(super) fn mrbond_vdev_member_attach(
+            v: *mut RawVdev,
+            slot: u32,
+            dev: *mut RawIbDevice,
+        ) -> c_int;
+        pub(super) fn mrbond_vdev_member_fail(v: *mut RawVdev, slot: u32);
+        pub(super) fn mrbond_vdev_member_detach(v: *mut RawVdev, slot: u32);
+        pub(super) fn mrbond_vdev_member_load(v: *mut RawVdev, slot: u32, out: *mut MemberLoad);
+        pub(super) fn mrbond_vdev_qpn_collisions(v: *mut RawVdev) -> u64;
         pub(super) fn mrbond_sysfs_add(v: *mut RawVdev) -> c_int;
         pub(super) fn mrbond_sysfs_del(v: *mut RawVdev);
         pub(super) fn mrbond_sysfs_member_add(
@@ -446,6 +469,39 @@ impl Vdev {
     pub(crate) fn port_event(&self, port: u32, active: bool) {
         // SAFETY: the vdev is alive; dispatch works in any context.
         unsafe { glue::mrbond_vdev_port_event(self.raw(), port, active) }
+    }
+
+    /// Lets the verbs proxy create objects on `dev` in member `slot`.
+    pub(crate) fn member_attach(&self, slot: u32, dev: &IbDevice) -> Result {
+        // SAFETY: the vdev is alive; `dev` is registered (its invariant).
+        to_result(unsafe { glue::mrbond_vdev_member_attach(self.raw(), slot, dev.raw()) })
+    }
+
+    /// Moves every QP of member `slot` to ERR and reports it fatal.
+    pub(crate) fn member_fail(&self, slot: u32) {
+        // SAFETY: the vdev is alive; process context, no spinlock held.
+        unsafe { glue::mrbond_vdev_member_fail(self.raw(), slot) }
+    }
+
+    /// Destroys every object of member `slot` and flushes its WRs; before
+    /// the member device's `ib_client.remove` returns.
+    pub(crate) fn member_detach(&self, slot: u32) {
+        // SAFETY: the vdev is alive; process context, no spinlock held.
+        unsafe { glue::mrbond_vdev_member_detach(self.raw(), slot) }
+    }
+
+    /// The data path's counters of member `slot`.
+    pub(crate) fn member_load(&self, slot: u32) -> MemberLoad {
+        let mut out = MemberLoad::default();
+        // SAFETY: the vdev is alive; `out` is writable.
+        unsafe { glue::mrbond_vdev_member_load(self.raw(), slot, &mut out) };
+        out
+    }
+
+    /// Member QPs created again because their QPN was taken on the vdev.
+    pub(crate) fn qpn_collisions(&self) -> u64 {
+        // SAFETY: the vdev is alive.
+        unsafe { glue::mrbond_vdev_qpn_collisions(self.raw()) }
     }
 
     /// Creates `mrbond/` in sysfs. Never with the bond's state lock held.
@@ -741,6 +797,38 @@ pub(crate) unsafe extern "C" fn mrbond_rs_vdev_stats(
     // SAFETY: as the caller guarantees.
     let (bond, values) = unsafe { (bond(bond_ptr), &mut *values.cast::<[u64; STAT_COUNT]>()) };
     bond.stats(port, values);
+}
+
+/// The member slot for a new QP of a PD of the ULP `kern_name`, whose first
+/// QP went to `pd_home` (-1: none yet); or -errno.
+///
+/// # Safety
+///
+/// Called by the verbs proxy with the bond of a live vdev and a
+/// NUL-terminated `kern_name`, in process context, holding no lock.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn mrbond_rs_place_qp(
+    bond_ptr: *mut c_void,
+    kern_name: *const c_char,
+    pd_home: c_int,
+) -> c_int {
+    // SAFETY: as the caller guarantees.
+    let (bond, ulp) = unsafe { (bond(bond_ptr), c_bytes(kern_name)) };
+    let home = usize::try_from(pd_home).ok();
+    match bond.place_qp(ulp, home) {
+        Ok(slot) => c_int::try_from(slot).unwrap_or(-(kernel::bindings::EINVAL as c_int)),
+        Err(e) => e.to_errno(),
+    }
+}
+
+/// The member slot a new MR binds to (see `policy::ulp::mr_member`), -1 if
+/// none is known. Pure: no lock, no allocation.
+#[no_mangle]
+pub(crate) extern "C" fn mrbond_rs_mr_member(task_hint: c_int, last_qp: c_int, home: c_int) -> c_int {
+    let idx = |v: c_int| usize::try_from(v).ok().and_then(crate::policy::MemberIndex::new);
+    crate::policy::ulp::mr_member(idx(task_hint), idx(last_qp), idx(home))
+        .and_then(|m| c_int::try_from(m.get()).ok())
+        .unwrap_or(-1)
 }
 
 /// The vdev is being freed: drop its bond reference.

@@ -22,6 +22,7 @@
 
 #include "rdma_mrbond_vdev.h"
 #include "rdma_mrbond_vdev_priv.h"
+#include "rdma_mrbond_verbs_priv.h"
 
 /* Must be the same in get_port_immutable and query_port (sysfs gids/). */
 #define MRBOND_GID_TBL_LEN	128
@@ -42,22 +43,6 @@
 /* What the vdev itself provides, whatever its members are. */
 #define MRBOND_DEVICE_CAP_OWN						\
 	((u64)(IB_DEVICE_PORT_ACTIVE_EVENT | IB_DEVICE_SYS_IMAGE_GUID))
-
-struct mrbond_pd {
-	struct ib_pd ibpd;
-};
-
-struct mrbond_cq {
-	struct ib_cq ibcq;
-};
-
-struct mrbond_qp {
-	struct ib_qp ibqp;
-};
-
-struct mrbond_ah {
-	struct ib_ah ibah;
-};
 
 static struct mrbond_vdev *to_mrbond_vdev(struct ib_device *ibdev)
 {
@@ -157,7 +142,18 @@ static void mrbond_vdev_own_attrs(struct mrbond_vdev *v)
 
 	a->device_cap_flags |= MRBOND_DEVICE_CAP_OWN;
 	/* `rdma link del` checks the frozen copy (nldev_dellink). */
-	a->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
+	a->kernel_cap_flags = IBK_ALLOW_USER_UNREG | IBK_LOCAL_DMA_LKEY;
+	/* FRWR: alloc_mr, map_mr_sg, REG_MR and LOCAL_INV are proxied. */
+	a->device_cap_flags |= IB_DEVICE_MEM_MGT_EXTENSIONS;
+	/* The translated SGE list of a post lives on the stack. */
+	a->max_send_sge = min(a->max_send_sge, MRBOND_MAX_SGE);
+	a->max_recv_sge = min(a->max_recv_sge, MRBOND_MAX_SGE);
+	/*
+	 * 0 keeps rdma_rw from registering local MRs per READ (it would
+	 * need them on the QP's member): nvmet then uses only the peer's
+	 * rkeys and the local DMA lkey.
+	 */
+	a->max_sgl_rd = 0;
 	a->max_pkeys = MRBOND_PKEY_TBL_LEN;
 	/* Never a member's: the vdev is its own system image. */
 	a->sys_image_guid = v->ibdev.node_guid;
@@ -255,142 +251,16 @@ static int mrbond_query_port(struct ib_device *ibdev, u32 port,
 	return 0;
 }
 
-/* data path: issue 5 */
-static int mrbond_alloc_pd(struct ib_pd *pd, struct ib_udata *udata)
-{
-	return 0;
-}
-
-/* data path: issue 5 */
-static int mrbond_dealloc_pd(struct ib_pd *pd, struct ib_udata *udata)
-{
-	return 0;
-}
-
-/* data path: issue 5 */
-static int mrbond_create_cq(struct ib_cq *cq, const struct ib_cq_init_attr *attr,
-			    struct uverbs_attr_bundle *attrs)
-{
-	return -EOPNOTSUPP;
-}
-
-/* data path: issue 5 */
-static int mrbond_destroy_cq(struct ib_cq *cq, struct ib_udata *udata)
-{
-	return 0;
-}
-
-/* data path: issue 5 */
-static int mrbond_poll_cq(struct ib_cq *cq, int num_entries, struct ib_wc *wc)
-{
-	return 0;
-}
-
-/* data path: issue 5 */
-static int mrbond_req_notify_cq(struct ib_cq *cq,
-				enum ib_cq_notify_flags flags)
-{
-	return 0;
-}
-
-/* data path: issue 5 */
-static int mrbond_create_qp(struct ib_qp *qp, struct ib_qp_init_attr *init,
-			    struct ib_udata *udata)
-{
-	return -EOPNOTSUPP;
-}
-
-/* data path: issue 5 */
-static int mrbond_modify_qp(struct ib_qp *qp, struct ib_qp_attr *attr,
-			    int attr_mask, struct ib_udata *udata)
-{
-	return -EOPNOTSUPP;
-}
-
-/* data path: issue 5 */
-static int mrbond_query_qp(struct ib_qp *qp, struct ib_qp_attr *attr,
-			   int attr_mask, struct ib_qp_init_attr *init)
-{
-	return -EOPNOTSUPP;
-}
-
-/* data path: issue 5 */
-static int mrbond_destroy_qp(struct ib_qp *qp, struct ib_udata *udata)
-{
-	return 0;
-}
-
-/* data path: issue 5 */
-static int mrbond_post_send(struct ib_qp *qp, const struct ib_send_wr *wr,
-			    const struct ib_send_wr **bad_wr)
-{
-	*bad_wr = wr;
-	return -EOPNOTSUPP;
-}
-
-/* data path: issue 5 */
-static int mrbond_post_recv(struct ib_qp *qp, const struct ib_recv_wr *wr,
-			    const struct ib_recv_wr **bad_wr)
-{
-	*bad_wr = wr;
-	return -EOPNOTSUPP;
-}
-
-/* data path: issue 5 */
-static void mrbond_drain_sq(struct ib_qp *qp)
-{
-}
-
-/* data path: issue 5 */
-static void mrbond_drain_rq(struct ib_qp *qp)
-{
-}
-
-/* data path: issue 5 */
+/* AHs serve UD QPs, which wait for the GSI proxy: none exist yet. */
 static int mrbond_create_ah(struct ib_ah *ah, struct rdma_ah_init_attr *attr,
 			    struct ib_udata *udata)
 {
 	return -EOPNOTSUPP;
 }
 
-/* data path: issue 5 */
 static int mrbond_destroy_ah(struct ib_ah *ah, u32 flags)
 {
 	return 0;
-}
-
-/* data path: issue 5 */
-static struct ib_mr *mrbond_get_dma_mr(struct ib_pd *pd, int access)
-{
-	return ERR_PTR(-EOPNOTSUPP);
-}
-
-/* data path: issue 5 */
-static struct ib_mr *mrbond_reg_user_mr(struct ib_pd *pd, u64 start,
-					u64 length, u64 virt_addr, int access,
-					struct ib_udata *udata)
-{
-	return ERR_PTR(-EOPNOTSUPP);
-}
-
-/* data path: issue 5 */
-static int mrbond_dereg_mr(struct ib_mr *mr, struct ib_udata *udata)
-{
-	return 0;
-}
-
-/* data path: issue 5 */
-static struct ib_mr *mrbond_alloc_mr(struct ib_pd *pd, enum ib_mr_type type,
-				     u32 max_num_sg)
-{
-	return ERR_PTR(-EOPNOTSUPP);
-}
-
-/* data path: issue 5 */
-static int mrbond_map_mr_sg(struct ib_mr *mr, struct scatterlist *sg,
-			    int sg_nents, unsigned int *sg_offset)
-{
-	return -EOPNOTSUPP;
 }
 
 /* In enum mrbond_stat order: Rust fills the values in that order. */
@@ -402,6 +272,7 @@ static const struct rdma_stat_desc mrbond_stat_descs[] = {
 	[MRBOND_STAT_PLACEMENTS].name = "placements",
 	[MRBOND_STAT_WRONG_MEMBER_KEY].name = "wrong_member_key",
 	[MRBOND_STAT_FLUSHED_WR].name = "flushed_wr",
+	[MRBOND_STAT_QPN_COLLISIONS].name = "qpn_collisions",
 };
 static_assert(ARRAY_SIZE(mrbond_stat_descs) == MRBOND_STAT_MAX);
 
@@ -477,6 +348,10 @@ static void mrbond_dealloc_driver(struct ib_device *ibdev)
 	flush_work(&v->rescan_work);
 	/* Our kobjects pin the device: drop them before its last put. */
 	mrbond_sysfs_del(v);
+	/* The core destroyed every object first: only quarantine is left. */
+	WARN_ON(!xa_empty(&v->mr_index));
+	xa_destroy(&v->mr_index);
+	xa_destroy(&v->qpns);
 	if (bond)
 		mrbond_rs_vdev_release(bond);
 }
@@ -509,8 +384,11 @@ static const struct ib_device_ops mrbond_dev_ops = {
 	.destroy_qp = mrbond_destroy_qp,
 	.post_send = mrbond_post_send,
 	.post_recv = mrbond_post_recv,
-	.drain_sq = mrbond_drain_sq,
-	.drain_rq = mrbond_drain_rq,
+	/*
+	 * No drain_sq/drain_rq: the core's drain (ERR, then a marker WR) is
+	 * right, since a post to a QP in ERR always completes, flushed by
+	 * the member or, once the member is gone, by the vdev.
+	 */
 	.create_ah = mrbond_create_ah,
 	.destroy_ah = mrbond_destroy_ah,
 	.get_dma_mr = mrbond_get_dma_mr,
@@ -547,6 +425,14 @@ struct mrbond_vdev *mrbond_vdev_alloc(void *bond, u32 nports, u64 node_guid)
 	v->bond = bond;
 	v->nports = nports;
 	mutex_init(&v->lock);
+	mutex_init(&v->objs_lock);
+	INIT_LIST_HEAD(&v->pds);
+	INIT_LIST_HEAD(&v->cqs);
+	INIT_LIST_HEAD(&v->qps);
+	INIT_LIST_HEAD(&v->mrs);
+	xa_init_flags(&v->mr_index, XA_FLAGS_ALLOC);
+	xa_init(&v->qpns);
+	v->ibdev.local_dma_lkey = MRBOND_LOCAL_DMA_LKEY;
 	INIT_WORK(&v->rescan_work, mrbond_vdev_rescan_work);
 
 	v->ibdev.node_type = RDMA_NODE_IB_CA;

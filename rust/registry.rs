@@ -143,13 +143,26 @@ impl Registry {
             }
         }
         for bond in inner.bonds.iter().flatten() {
-            let mut st = bond.state.lock();
-            for member in st.members.iter_mut().flatten() {
-                if member.dev.as_ref().is_some_and(|d| d.same(raw)) {
-                    member.dev = None;
+            let mut gone = [false; MAX_MEMBERS];
+            {
+                let mut st = bond.state.lock();
+                for (member, g) in st.members.iter_mut().zip(gone.iter_mut()) {
+                    if let Some(member) = member {
+                        if member.dev.as_ref().is_some_and(|d| d.same(raw)) {
+                            member.dev = None;
+                            *g = true;
+                        }
+                    }
                 }
             }
+            // Synchronously: the device's objects must be gone before its
+            // unregistration goes on, and every WR on them completed.
+            for (slot, _) in gone.iter().enumerate().filter(|(_, g)| **g) {
+                bond.detach_member(slot);
+            }
         }
+        drop(inner);
+        ffi::kick();
     }
 
     /// The RDMA core unregisters one of our vdevs on its own.
@@ -610,6 +623,9 @@ impl Registry {
             }
             let mask = st.elig.usable_mask();
             st.placer.set_usable_mask(mask);
+        }
+        for slot in removed.iter().flatten() {
+            bond.detach_member(usize::try_from(*slot).unwrap_or(usize::MAX));
         }
         if let Some(v) = bond.vdev.lock().as_ref() {
             for slot in removed.iter().flatten() {

@@ -34,6 +34,7 @@ pub mod hash;
 pub mod knobs;
 pub mod placement;
 pub mod selfcheck;
+pub mod ulp;
 pub mod wrr;
 
 /// Minimum of 8 keys as a balanced tree: straight-line code with no

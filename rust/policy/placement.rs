@@ -392,6 +392,16 @@ impl Placer {
         }
     }
 
+    /// Sets `m`'s live load, QPs hosted and WQEs outstanding, as the data
+    /// path counts them.
+    pub fn set_load(&mut self, m: MemberIndex, qps: u32, wqes: u32) {
+        if let Some(s) = self.slots.get_mut(m.get()) {
+            s.qps = qps;
+            s.outstanding_wqes = wqes;
+            s.lqf_key = lqf_key(s.outstanding_wqes, s.qps, m);
+        }
+    }
+
     /// Sets the number of outstanding WQEs on `m` (from the module's counters).
     pub fn set_outstanding_wqes(&mut self, m: MemberIndex, wqes: u32) {
         if let Some(s) = self.slots.get_mut(m.get()) {

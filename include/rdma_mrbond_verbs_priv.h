@@ -1,0 +1,196 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Private to the verbs proxy (rust/mrbond_verbs_*.c): the vdev objects and
+ * the member objects behind them.
+ *
+ * A vdev QP lives on one member, chosen by Rust (mrbond_rs_place_qp()); PDs
+ * and CQs span members and get a member object per member lazily; an MR is
+ * bound to one member when it is allocated (mrbond_rs_mr_member()). Posts
+ * and completions are translated here with the tables below; nothing in
+ * these files chooses a member.
+ *
+ * Locks, outermost first:
+ *  - mrbond_vdev.objs_lock (mutex "mrbond:vdev-objects"): member objects
+ *    are created and destroyed under it, and the object lists walked. Never
+ *    held while calling a Rust function that takes a Rust lock.
+ *  - mrbond_cq.poll_lock (spinlock): polling the member CQs of a vdev CQ,
+ *    and replacing them.
+ *  - mrbond_qp.lock (spinlock): the QP's member QP pointer, state and
+ *    shadow rings; held across the member post, so that a post never races
+ *    with the member QP's destruction.
+ *  - mrbond_cq.swq_lock (spinlock): the CQ's software queue (synthesised
+ *    flushes). Innermost.
+ */
+#ifndef _RDMA_MRBOND_VERBS_PRIV_H
+#define _RDMA_MRBOND_VERBS_PRIV_H
+
+#include <linux/list.h>
+#include <linux/spinlock.h>
+#include <rdma/ib_verbs.h>
+
+#include "rdma_mrbond_vdev_priv.h"
+
+/* The vdev's reserved local DMA lkey (IBK_LOCAL_DMA_LKEY): MR index 0. */
+#define MRBOND_LOCAL_DMA_LKEY	0U
+/* SGEs per WR the vdev accepts: the translated copy lives on the stack. */
+#define MRBOND_MAX_SGE		16
+/* Member WR ids: the shadow ring sequence, bit 63 set for receives. */
+#define MRBOND_WRID_RECV	BIT_ULL(63)
+/* A destroyed QPN is not reused for this long (ib_cm's stale check). */
+#define MRBOND_QPN_QUARANTINE	(10 * HZ)
+
+struct mrbond_pd {
+	struct ib_pd ibpd;
+	/* Under objs_lock; NULL until a member object needs one. */
+	struct ib_pd *member[MRBOND_MAX_MEMBERS];
+	/* Placement inputs, written under objs_lock, read racily. */
+	int home;		/* first QP's member, -1 before */
+	int last_qp;		/* last QP's member, -1 before */
+	int hint;		/* member of hint_task's last QP */
+	const struct task_struct *hint_task;
+	struct list_head node;	/* vdev pds, under objs_lock */
+};
+
+struct mrbond_cq;
+
+/* One entry of a shadow ring: what the member WR stands for. */
+struct mrbond_wr_slot {
+	u64 wr_id;
+	u8 opcode;		/* enum ib_wc_opcode of the flush completion */
+	bool signaled;
+};
+
+struct mrbond_ring {
+	struct mrbond_wr_slot *slot;
+	u32 mask;		/* size - 1, size a power of two */
+	u64 head;		/* next sequence to post */
+	u64 tail;		/* oldest sequence not completed */
+};
+
+struct mrbond_qp {
+	struct ib_qp ibqp;
+	spinlock_t lock;
+	int member;		/* slot, fixed at creation */
+	u32 vport;		/* vdev port of the last INIT/RTR, 0 before */
+	struct ib_qp *mqp;	/* NULL once the member is detached */
+	struct mrbond_cq *scq, *rcq;
+	u32 local_dma_lkey;	/* of the member PD */
+	bool sig_all;
+	bool failed;		/* QP_FATAL sent */
+	enum ib_qp_state state;
+	struct mrbond_ring sq, rq;
+	struct list_head node;	/* vdev qps, under objs_lock */
+};
+
+struct mrbond_cq {
+	struct ib_cq ibcq;
+	int cqe;
+	u32 comp_vector;
+	spinlock_t poll_lock;
+	struct ib_cq *member[MRBOND_MAX_MEMBERS];	/* under poll_lock */
+	struct ib_cq *unhooked;	/* of a detaching member, under objs_lock */
+	u32 next;		/* round-robin start of the member polls */
+	bool armed;		/* req_notify_cq since the last callback */
+	spinlock_t swq_lock;
+	struct ib_wc *swq;	/* synthesised completions, a ring */
+	u32 swq_mask;
+	u32 swq_head, swq_tail;
+	bool swq_overflow;
+	struct list_head node;	/* vdev cqs, under objs_lock */
+};
+
+struct mrbond_mr {
+	struct ib_mr ibmr;
+	int member;		/* -1: the local DMA MR, valid on any member */
+	struct ib_mr *mmr;	/* NULL for the DMA MR and once orphaned */
+	struct ib_mr *orphan;	/* only inside mrbond_mrs_detach() */
+	u32 index;		/* in vdev mrs: lkey >> 8 */
+	struct list_head node;	/* vdev mrs, under objs_lock */
+	struct rcu_head rcu;
+};
+
+/* AHs serve UD QPs, which wait for the GSI proxy. */
+struct mrbond_ah {
+	struct ib_ah ibah;
+};
+
+static inline struct mrbond_vdev *mrbond_vdev_of(struct ib_device *ibdev)
+{
+	return container_of(ibdev, struct mrbond_vdev, ibdev);
+}
+
+static inline struct mrbond_pd *to_mrbond_pd(struct ib_pd *pd)
+{
+	return container_of(pd, struct mrbond_pd, ibpd);
+}
+
+static inline struct mrbond_cq *to_mrbond_cq(struct ib_cq *cq)
+{
+	return container_of(cq, struct mrbond_cq, ibcq);
+}
+
+static inline struct mrbond_qp *to_mrbond_qp(struct ib_qp *qp)
+{
+	return container_of(qp, struct mrbond_qp, ibqp);
+}
+
+static inline struct mrbond_mr *to_mrbond_mr(struct ib_mr *mr)
+{
+	return container_of(mr, struct mrbond_mr, ibmr);
+}
+
+/* rust/mrbond_verbs_pd_mr.c */
+int mrbond_alloc_pd(struct ib_pd *pd, struct ib_udata *udata);
+int mrbond_dealloc_pd(struct ib_pd *pd, struct ib_udata *udata);
+struct ib_pd *mrbond_member_pd(struct mrbond_pd *pd, int member);
+struct ib_mr *mrbond_get_dma_mr(struct ib_pd *pd, int access);
+struct ib_mr *mrbond_reg_user_mr(struct ib_pd *pd, u64 start, u64 length,
+				 u64 virt_addr, int access,
+				 struct ib_udata *udata);
+int mrbond_dereg_mr(struct ib_mr *mr, struct ib_udata *udata);
+struct ib_mr *mrbond_alloc_mr(struct ib_pd *pd, enum ib_mr_type type,
+			      u32 max_num_sg);
+int mrbond_map_mr_sg(struct ib_mr *mr, struct scatterlist *sg, int sg_nents,
+		     unsigned int *sg_offset);
+int mrbond_translate_lkey(struct mrbond_vdev *v, struct mrbond_qp *qp,
+			  u32 lkey, u32 *out);
+struct mrbond_mr *mrbond_mr_on_member(struct mrbond_vdev *v,
+				      struct mrbond_qp *qp, struct ib_mr *ibmr);
+int mrbond_check_local_rkey(struct mrbond_vdev *v, struct mrbond_qp *qp,
+			    u32 rkey);
+void mrbond_mrs_detach(struct mrbond_vdev *v, int member);
+void mrbond_pds_detach(struct mrbond_vdev *v, int member);
+
+/* rust/mrbond_verbs_cq.c */
+int mrbond_create_cq(struct ib_cq *cq, const struct ib_cq_init_attr *attr,
+		     struct uverbs_attr_bundle *attrs);
+int mrbond_destroy_cq(struct ib_cq *cq, struct ib_udata *udata);
+int mrbond_poll_cq(struct ib_cq *cq, int num_entries, struct ib_wc *wc);
+int mrbond_req_notify_cq(struct ib_cq *cq, enum ib_cq_notify_flags flags);
+struct ib_cq *mrbond_member_cq(struct mrbond_cq *cq, int member,
+			       struct ib_device *dev);
+bool mrbond_cq_push_flush(struct mrbond_cq *cq, struct mrbond_qp *qp,
+			  const struct mrbond_wr_slot *s);
+void mrbond_cq_kick(struct mrbond_cq *cq);
+void mrbond_cqs_unhook(struct mrbond_vdev *v, int member);
+void mrbond_cqs_free_unhooked(struct mrbond_vdev *v);
+
+/* rust/mrbond_verbs_qp.c */
+int mrbond_create_qp(struct ib_qp *qp, struct ib_qp_init_attr *init,
+		     struct ib_udata *udata);
+int mrbond_modify_qp(struct ib_qp *qp, struct ib_qp_attr *attr,
+		     int attr_mask, struct ib_udata *udata);
+int mrbond_query_qp(struct ib_qp *qp, struct ib_qp_attr *attr, int attr_mask,
+		    struct ib_qp_init_attr *init);
+int mrbond_destroy_qp(struct ib_qp *qp, struct ib_udata *udata);
+void mrbond_qp_fatal(struct mrbond_qp *qp);
+
+/* rust/mrbond_verbs_post.c */
+int mrbond_post_send(struct ib_qp *qp, const struct ib_send_wr *wr,
+		     const struct ib_send_wr **bad_wr);
+int mrbond_post_recv(struct ib_qp *qp, const struct ib_recv_wr *wr,
+		     const struct ib_recv_wr **bad_wr);
+bool mrbond_wc_translate(struct ib_wc *wc);
+void mrbond_qp_flush_all(struct mrbond_qp *qp);
+
+#endif /* _RDMA_MRBOND_VERBS_PRIV_H */

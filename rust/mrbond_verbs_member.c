@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Members coming and going under the verbs proxy, as Rust tells it: a
+ * member that turns unusable has its QPs moved to ERR (the member flushes
+ * them) and reported fatal; a member that goes away loses its objects, and
+ * the vdev completes every WR still outstanding on them with a flush from
+ * the shadow rings. The vdev itself stays: nvme-rdma deletes, rather than
+ * reconnects, the controllers of a device that disappears.
+ */
+
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <rdma/ib_verbs.h>
+
+#include "rdma_mrbond_verbs_priv.h"
+
+int mrbond_vdev_member_attach(struct mrbond_vdev *v, u32 slot,
+			      struct ib_device *dev)
+{
+	int ret = 0;
+
+	if (slot >= MRBOND_MAX_MEMBERS)
+		return -EINVAL;
+	/*
+	 * ULPs map their buffers with the vdev, which has no DMA device: the
+	 * addresses are kernel virtual ones, right only for software members.
+	 * A PCI HCA would need them mapped for it at every post.
+	 */
+	if (!ib_uses_virt_dma(dev)) {
+		pr_warn("%s: %s needs DMA mapping, which the vdev does not do yet: it hosts no objects\n",
+			dev_name(&v->ibdev.dev), dev_name(&dev->dev));
+		return -EOPNOTSUPP;
+	}
+	mutex_lock(&v->objs_lock);
+	if (v->member[slot].dev && v->member[slot].dev != dev)
+		ret = -EBUSY;	/* the old one was never detached */
+	else
+		v->member[slot].dev = dev;
+	/* Members are single-port RoCE devices (one ib_device per port). */
+	v->member[slot].port = 1;
+	mutex_unlock(&v->objs_lock);
+	return ret;
+}
+
+void mrbond_vdev_member_fail(struct mrbond_vdev *v, u32 slot)
+{
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
+	struct mrbond_qp *qp;
+	unsigned long flags;
+	u32 n = 0;
+
+	if (slot >= MRBOND_MAX_MEMBERS)
+		return;
+	mutex_lock(&v->objs_lock);
+	list_for_each_entry(qp, &v->qps, node) {
+		if (qp->member != slot || !qp->mqp || qp->failed)
+			continue;
+		/* The member flushes every outstanding WR as it enters ERR. */
+		if (ib_modify_qp(qp->mqp, &attr, IB_QP_STATE))
+			pr_warn("%s: QP %u on %s did not enter ERR\n",
+				dev_name(&v->ibdev.dev), qp->ibqp.qp_num,
+				dev_name(&v->member[slot].dev->dev));
+		spin_lock_irqsave(&qp->lock, flags);
+		qp->state = IB_QPS_ERR;
+		spin_unlock_irqrestore(&qp->lock, flags);
+		mrbond_qp_fatal(qp);
+		n++;
+	}
+	mutex_unlock(&v->objs_lock);
+	if (n)
+		pr_info("%s: member %s unusable: %u QPs moved to error\n",
+			dev_name(&v->ibdev.dev), dev_name(&v->member[slot].dev->dev), n);
+}
+
+void mrbond_vdev_member_detach(struct mrbond_vdev *v, u32 slot)
+{
+	struct mrbond_qp *qp;
+	struct mrbond_cq *cq;
+	unsigned long flags;
+	struct ib_qp *mqp;
+	u32 n = 0;
+
+	if (slot >= MRBOND_MAX_MEMBERS)
+		return;
+	mutex_lock(&v->objs_lock);
+	if (!v->member[slot].dev)
+		goto out_unlock;
+	/* No poll may read a completion of a member QP destroyed below. */
+	mrbond_cqs_unhook(v, slot);
+	list_for_each_entry(qp, &v->qps, node) {
+		if (qp->member != slot)
+			continue;
+		spin_lock_irqsave(&qp->lock, flags);
+		mqp = qp->mqp;
+		qp->mqp = NULL;
+		qp->state = IB_QPS_ERR;
+		spin_unlock_irqrestore(&qp->lock, flags);
+		if (!mqp)
+			continue;
+		ib_destroy_qp(mqp);
+		atomic_dec(&v->member[slot].qps);
+		mrbond_qp_flush_all(qp);
+		n++;
+	}
+	mrbond_cqs_free_unhooked(v);
+	mrbond_mrs_detach(v, slot);
+	mrbond_pds_detach(v, slot);
+	pr_info("%s: member %s detached: %u QPs flushed\n",
+		dev_name(&v->ibdev.dev), dev_name(&v->member[slot].dev->dev), n);
+	v->member[slot].dev = NULL;
+
+	/* Consumers learn of the flushes, then that the QPs are dead. */
+	list_for_each_entry(cq, &v->cqs, node)
+		mrbond_cq_kick(cq);
+	list_for_each_entry(qp, &v->qps, node) {
+		if (qp->member == slot)
+			mrbond_qp_fatal(qp);
+	}
+out_unlock:
+	mutex_unlock(&v->objs_lock);
+}
+
+void mrbond_vdev_member_load(struct mrbond_vdev *v, u32 slot,
+			     struct mrbond_member_load *out)
+{
+	struct mrbond_member_slot *m;
+
+	memset(out, 0, sizeof(*out));
+	if (slot >= MRBOND_MAX_MEMBERS)
+		return;
+	m = &v->member[slot];
+	out->qps = max(atomic_read(&m->qps), 0);
+	out->outstanding = max(atomic_read(&m->outstanding), 0);
+	out->wrong_key = atomic64_read(&m->wrong_key);
+	out->flushed = atomic64_read(&m->flushed);
+}
+
+u64 mrbond_vdev_qpn_collisions(struct mrbond_vdev *v)
+{
+	return atomic64_read(&v->qpn_collisions);
+}

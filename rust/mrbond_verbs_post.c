@@ -1,0 +1,301 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The data path: posts to a vdev QP go to its member QP with the keys
+ * translated, and every WR is recorded in the QP's shadow ring so that it
+ * completes exactly once: by the member (translated back in poll_cq) or,
+ * when the member QP is gone, by a flush the vdev synthesises. A key of
+ * another member fails the post with -EINVAL and is counted; it never
+ * reaches the wrong HCA. No allocation here: the translated WR lives on
+ * the stack, the rings were sized at create_qp.
+ */
+
+#include <rdma/ib_verbs.h>
+
+#include "rdma_mrbond_verbs_priv.h"
+
+union mrbond_send_wr {
+	struct ib_send_wr wr;
+	struct ib_rdma_wr rdma;
+	struct ib_atomic_wr atomic;
+	struct ib_reg_wr reg;
+};
+
+static u8 mrbond_wc_opcode(enum ib_wr_opcode op)
+{
+	switch (op) {
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+		return IB_WC_RDMA_WRITE;
+	case IB_WR_RDMA_READ:
+		return IB_WC_RDMA_READ;
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+		return IB_WC_COMP_SWAP;
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		return IB_WC_FETCH_ADD;
+	case IB_WR_REG_MR:
+		return IB_WC_REG_MR;
+	case IB_WR_LOCAL_INV:
+		return IB_WC_LOCAL_INV;
+	default:
+		return IB_WC_SEND;
+	}
+}
+
+/* Completes the WR at the ring's head with a flush at once. */
+static void mrbond_flush_now(struct mrbond_vdev *v, struct mrbond_qp *qp,
+			     struct mrbond_ring *r, struct mrbond_cq *cq)
+{
+	if (mrbond_cq_push_flush(cq, qp, &r->slot[r->head & r->mask]))
+		atomic64_inc(&v->member[qp->member].flushed);
+	r->head++;
+	r->tail = r->head;
+}
+
+static int mrbond_copy_sges(struct mrbond_vdev *v, struct mrbond_qp *qp,
+			    struct ib_sge *dst, const struct ib_sge *src,
+			    int n, bool inline_data)
+{
+	int i, ret;
+
+	for (i = 0; i < n; i++) {
+		dst[i] = src[i];
+		if (inline_data)
+			continue;	/* copied by the CPU: no key involved */
+		ret = mrbond_translate_lkey(v, qp, src[i].lkey, &dst[i].lkey);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* The member's copy of wr in m; its SGEs in sge. Under qp->lock. */
+static int mrbond_translate_send(struct mrbond_vdev *v, struct mrbond_qp *qp,
+				 const struct ib_send_wr *wr,
+				 union mrbond_send_wr *m, struct ib_sge *sge)
+{
+	struct mrbond_mr *mr;
+	int ret;
+
+	switch (wr->opcode) {
+	case IB_WR_SEND:
+	case IB_WR_SEND_WITH_IMM:
+	case IB_WR_SEND_WITH_INV:	/* the peer's rkey: not ours to judge */
+		m->wr = *wr;
+		break;
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+	case IB_WR_RDMA_READ:
+		m->rdma = *rdma_wr(wr);
+		break;
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		m->atomic = *atomic_wr(wr);
+		break;
+	case IB_WR_LOCAL_INV:
+		ret = mrbond_check_local_rkey(v, qp, wr->ex.invalidate_rkey);
+		if (ret)
+			return ret;
+		m->wr = *wr;
+		break;
+	case IB_WR_REG_MR:
+		mr = mrbond_mr_on_member(v, qp, reg_wr(wr)->mr);
+		if (!mr)
+			return -EINVAL;
+		m->reg = *reg_wr(wr);
+		m->reg.mr = mr->mmr;
+		/* Only the key byte is the ULP's; the index is the member's. */
+		m->reg.key = (mr->mmr->lkey & ~0xffU) | (reg_wr(wr)->key & 0xff);
+		break;
+	default:
+		return -EOPNOTSUPP;
+	}
+	ret = mrbond_copy_sges(v, qp, sge, wr->sg_list, wr->num_sge,
+			       wr->send_flags & IB_SEND_INLINE);
+	if (ret)
+		return ret;
+	m->wr.sg_list = sge;
+	m->wr.next = NULL;
+	return 0;
+}
+
+static int mrbond_post_one_send(struct mrbond_vdev *v, struct mrbond_qp *qp,
+				const struct ib_send_wr *wr, bool *kick)
+{
+	struct mrbond_ring *r = &qp->sq;
+	struct ib_sge sge[MRBOND_MAX_SGE];
+	const struct ib_send_wr *bad;
+	struct mrbond_wr_slot *s;
+	union mrbond_send_wr m;
+	int ret;
+
+	if (r->head - r->tail > r->mask)
+		return -ENOMEM;
+	if (wr->num_sge < 0 || wr->num_sge > MRBOND_MAX_SGE)
+		return -EINVAL;
+	s = &r->slot[r->head & r->mask];
+	s->wr_id = wr->wr_id;
+	s->opcode = mrbond_wc_opcode(wr->opcode);
+	s->signaled = qp->sig_all || (wr->send_flags & IB_SEND_SIGNALED);
+	if (!qp->mqp) {
+		/* Posts after the member is gone complete with a flush. */
+		mrbond_flush_now(v, qp, r, qp->scq);
+		*kick = true;
+		return 0;
+	}
+	ret = mrbond_translate_send(v, qp, wr, &m, sge);
+	if (ret)
+		return ret;
+	m.wr.wr_id = r->head;
+	ret = ib_post_send(qp->mqp, &m.wr, &bad);
+	if (ret)
+		return ret;
+	r->head++;
+	atomic_inc(&v->member[qp->member].outstanding);
+	return 0;
+}
+
+int mrbond_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		     const struct ib_send_wr **bad_wr)
+{
+	struct mrbond_vdev *v = mrbond_vdev_of(ibqp->device);
+	struct mrbond_qp *qp = to_mrbond_qp(ibqp);
+	unsigned long flags;
+	bool kick = false;
+	int ret = 0;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	for (; wr; wr = wr->next) {
+		ret = mrbond_post_one_send(v, qp, wr, &kick);
+		if (ret) {
+			*bad_wr = wr;
+			break;
+		}
+	}
+	spin_unlock_irqrestore(&qp->lock, flags);
+	if (kick)
+		mrbond_cq_kick(qp->scq);
+	return ret;
+}
+
+static int mrbond_post_one_recv(struct mrbond_vdev *v, struct mrbond_qp *qp,
+				const struct ib_recv_wr *wr, bool *kick)
+{
+	struct mrbond_ring *r = &qp->rq;
+	struct ib_sge sge[MRBOND_MAX_SGE];
+	const struct ib_recv_wr *bad;
+	struct ib_recv_wr m;
+	struct mrbond_wr_slot *s;
+	int ret;
+
+	if (r->head - r->tail > r->mask)
+		return -ENOMEM;
+	if (wr->num_sge < 0 || wr->num_sge > MRBOND_MAX_SGE)
+		return -EINVAL;
+	s = &r->slot[r->head & r->mask];
+	s->wr_id = wr->wr_id;
+	s->opcode = IB_WC_RECV;
+	s->signaled = true;
+	if (!qp->mqp) {
+		mrbond_flush_now(v, qp, r, qp->rcq);
+		*kick = true;
+		return 0;
+	}
+	ret = mrbond_copy_sges(v, qp, sge, wr->sg_list, wr->num_sge, false);
+	if (ret)
+		return ret;
+	m = *wr;
+	m.sg_list = sge;
+	m.next = NULL;
+	m.wr_id = r->head | MRBOND_WRID_RECV;
+	ret = ib_post_recv(qp->mqp, &m, &bad);
+	if (ret)
+		return ret;
+	r->head++;
+	atomic_inc(&v->member[qp->member].outstanding);
+	return 0;
+}
+
+int mrbond_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		     const struct ib_recv_wr **bad_wr)
+{
+	struct mrbond_vdev *v = mrbond_vdev_of(ibqp->device);
+	struct mrbond_qp *qp = to_mrbond_qp(ibqp);
+	unsigned long flags;
+	bool kick = false;
+	int ret = 0;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	for (; wr; wr = wr->next) {
+		ret = mrbond_post_one_recv(v, qp, wr, &kick);
+		if (ret) {
+			*bad_wr = wr;
+			break;
+		}
+	}
+	spin_unlock_irqrestore(&qp->lock, flags);
+	if (kick)
+		mrbond_cq_kick(qp->rcq);
+	return ret;
+}
+
+/*
+ * A member completion, made the vdev's: the vdev QP, the ULP's wr_id. A
+ * send completion also retires the unsignaled WRs before it (a send queue
+ * completes in order). False for a WR already flushed by the vdev, which
+ * must not complete twice. Under the CQ's poll_lock.
+ */
+bool mrbond_wc_translate(struct ib_wc *wc)
+{
+	struct mrbond_qp *qp = wc->qp->qp_context;
+	struct mrbond_vdev *v = mrbond_vdev_of(qp->ibqp.device);
+	bool recv = wc->wr_id & MRBOND_WRID_RECV;
+	u64 seq = wc->wr_id & ~MRBOND_WRID_RECV;
+	struct mrbond_ring *r = recv ? &qp->rq : &qp->sq;
+	u64 retired;
+
+	spin_lock(&qp->lock);
+	if (seq < r->tail || seq >= r->head) {
+		spin_unlock(&qp->lock);
+		return false;
+	}
+	retired = seq - r->tail + 1;
+	wc->wr_id = r->slot[seq & r->mask].wr_id;
+	r->tail = seq + 1;
+	spin_unlock(&qp->lock);
+
+	atomic_sub(retired, &v->member[qp->member].outstanding);
+	if (wc->status == IB_WC_WR_FLUSH_ERR)
+		atomic64_inc(&v->member[qp->member].flushed);
+	wc->qp = &qp->ibqp;
+	return true;
+}
+
+/*
+ * The member QP is gone: every WR still in the rings completes now with a
+ * flush, in ring order, through the QP's CQs. Under objs_lock; the caller
+ * kicks the CQs.
+ */
+void mrbond_qp_flush_all(struct mrbond_qp *qp)
+{
+	struct mrbond_vdev *v = mrbond_vdev_of(qp->ibqp.device);
+	struct mrbond_member_slot *m = &v->member[qp->member];
+	struct mrbond_ring *rings[] = { &qp->sq, &qp->rq };
+	struct mrbond_cq *cqs[] = { qp->scq, qp->rcq };
+	unsigned long flags;
+	u64 n = 0, pushed = 0;
+	int i;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	for (i = 0; i < ARRAY_SIZE(rings); i++) {
+		struct mrbond_ring *r = rings[i];
+
+		for (; r->tail != r->head; r->tail++, n++) {
+			if (mrbond_cq_push_flush(cqs[i], qp,
+						 &r->slot[r->tail & r->mask]))
+				pushed++;
+		}
+	}
+	spin_unlock_irqrestore(&qp->lock, flags);
+	atomic_sub(n, &m->outstanding);
+	atomic64_add(pushed, &m->flushed);
+}

@@ -1,0 +1,460 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Queue pairs of the vdev. Each vdev QP is backed by one member QP on the
+ * member Rust places it on (mrbond_rs_place_qp()). Its QPN is the member
+ * QPN, since that is what the peer addresses; QPNs stay unique over the
+ * vdev (members hand out the same sequences) and a destroyed one is kept
+ * in quarantine, or ib_cm's stale-connection check would break unrelated
+ * connections. Address vectors are translated by GID value onto the
+ * member's own GID table.
+ */
+
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/completion.h>
+#include <linux/etherdevice.h>
+#include <linux/jiffies.h>
+#include <linux/log2.h>
+#include <linux/slab.h>
+#include <linux/xarray.h>
+#include <rdma/ib_addr.h>
+#include <rdma/ib_cache.h>
+#include <net/net_namespace.h>
+#include <rdma/ib_verbs.h>
+
+#include "rdma_mrbond_verbs_priv.h"
+
+/* Member QPs created before one gets a QPN free on the vdev. */
+#define MRBOND_QPN_TRIES	8
+
+static void mrbond_member_qp_event(struct ib_event *mev, void *ctx)
+{
+	struct mrbond_qp *qp = ctx;
+	struct ib_event ev = {
+		.device = qp->ibqp.device,
+		.element.qp = &qp->ibqp,
+		.event = mev->event,
+	};
+
+	if (qp->ibqp.event_handler)
+		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
+}
+
+/* Sends IB_EVENT_QP_FATAL once: the member QP is in error or gone. */
+void mrbond_qp_fatal(struct mrbond_qp *qp)
+{
+	struct ib_event ev = {
+		.device = qp->ibqp.device,
+		.element.qp = &qp->ibqp,
+		.event = IB_EVENT_QP_FATAL,
+	};
+
+	if (qp->failed)
+		return;
+	qp->failed = true;
+	if (qp->ibqp.event_handler)
+		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
+}
+
+/* Records qpn as qp's, unless it is live or quarantined. Under objs_lock. */
+static int mrbond_qpn_claim(struct mrbond_vdev *v, u32 qpn,
+			    struct mrbond_qp *qp)
+{
+	void *old = xa_load(&v->qpns, qpn);
+
+	if (old && !xa_is_value(old))
+		return -EBUSY;
+	if (old && time_before(jiffies, (unsigned long)xa_to_value(old)))
+		return -EBUSY;
+	return xa_err(xa_store(&v->qpns, qpn, qp, GFP_KERNEL));
+}
+
+static void mrbond_qpn_quarantine(struct mrbond_vdev *v, u32 qpn)
+{
+	unsigned long until = (jiffies + MRBOND_QPN_QUARANTINE) & LONG_MAX;
+
+	/* On -ENOMEM the entry stays and keeps the QPN out until reuse. */
+	xa_store(&v->qpns, qpn, xa_mk_value(until), GFP_KERNEL);
+}
+
+/*
+ * A member QP whose QPN is free on the vdev: colliding ones are kept until
+ * a free one comes, so that the member does not hand the same QPN back.
+ */
+static struct ib_qp *mrbond_member_qp_create(struct mrbond_vdev *v,
+					     struct mrbond_qp *qp,
+					     struct ib_pd *mpd,
+					     struct ib_qp_init_attr *minit)
+{
+	struct ib_qp *taken[MRBOND_QPN_TRIES];
+	struct ib_qp_init_attr attr;
+	struct ib_qp *mqp = ERR_PTR(-EBUSY);
+	int i, n = 0;
+
+	for (i = 0; i < MRBOND_QPN_TRIES; i++) {
+		attr = *minit;
+		mqp = ib_create_qp(mpd, &attr);
+		if (IS_ERR(mqp))
+			break;
+		if (!mrbond_qpn_claim(v, mqp->qp_num, qp)) {
+			*minit = attr;
+			break;
+		}
+		atomic64_inc(&v->qpn_collisions);
+		taken[n++] = mqp;
+		mqp = ERR_PTR(-EBUSY);
+	}
+	while (n--)
+		ib_destroy_qp(taken[n]);
+	return mqp;
+}
+
+static int mrbond_ring_init(struct mrbond_ring *r, u32 wrs)
+{
+	u32 size = roundup_pow_of_two(max(wrs, 1U));
+
+	r->slot = kcalloc(size, sizeof(*r->slot), GFP_KERNEL);
+	if (!r->slot)
+		return -ENOMEM;
+	r->mask = size - 1;
+	r->head = 0;
+	r->tail = 0;
+	return 0;
+}
+
+int mrbond_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
+		     struct ib_udata *udata)
+{
+	struct mrbond_vdev *v = mrbond_vdev_of(ibqp->device);
+	struct mrbond_pd *pd = to_mrbond_pd(ibqp->pd);
+	struct mrbond_qp *qp = to_mrbond_qp(ibqp);
+	struct ib_qp_init_attr minit;
+	struct ib_device *dev;
+	struct ib_pd *mpd;
+	struct ib_cq *mscq, *mrcq;
+	struct ib_qp *mqp;
+	int member, ret;
+
+	if (udata)
+		return -EOPNOTSUPP;
+	/* UD and GSI need the GSI proxy; SRQs are not offered (max_srq 0). */
+	if (init->qp_type != IB_QPT_RC || init->srq || init->create_flags)
+		return -EOPNOTSUPP;
+	if (init->cap.max_send_sge > MRBOND_MAX_SGE ||
+	    init->cap.max_recv_sge > MRBOND_MAX_SGE)
+		return -EINVAL;
+
+	member = mrbond_rs_place_qp(v->bond, ibqp->pd->res.kern_name ?: "",
+				    READ_ONCE(pd->home));
+	if (member < 0)
+		return member;
+	if (member >= MRBOND_MAX_MEMBERS)
+		return -EINVAL;
+
+	spin_lock_init(&qp->lock);
+	qp->member = member;
+	qp->scq = to_mrbond_cq(init->send_cq);
+	qp->rcq = to_mrbond_cq(init->recv_cq);
+	qp->sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
+	qp->state = IB_QPS_RESET;
+
+	mutex_lock(&v->objs_lock);
+	dev = v->member[member].dev;
+	if (!dev) {
+		ret = -ENETDOWN;
+		goto err_unlock;
+	}
+	mpd = mrbond_member_pd(pd, member);
+	if (IS_ERR(mpd)) {
+		ret = PTR_ERR(mpd);
+		goto err_unlock;
+	}
+	mscq = mrbond_member_cq(qp->scq, member, dev);
+	mrcq = IS_ERR(mscq) ? mscq : mrbond_member_cq(qp->rcq, member, dev);
+	if (IS_ERR(mrcq)) {
+		ret = PTR_ERR(mrcq);
+		goto err_unlock;
+	}
+
+	minit = *init;
+	minit.send_cq = mscq;
+	minit.recv_cq = mrcq;
+	minit.qp_context = qp;
+	minit.event_handler = mrbond_member_qp_event;
+	/* rdma_rw contexts belong to the vdev QP, whose MRs are ours. */
+	minit.cap.max_rdma_ctxs = 0;
+	mqp = mrbond_member_qp_create(v, qp, mpd, &minit);
+	if (IS_ERR(mqp)) {
+		ret = PTR_ERR(mqp);
+		goto err_unlock;
+	}
+	/* One more slot than WRs: a ring never looks empty when full. */
+	ret = mrbond_ring_init(&qp->sq, minit.cap.max_send_wr + 1);
+	if (!ret)
+		ret = mrbond_ring_init(&qp->rq, minit.cap.max_recv_wr + 1);
+	if (ret)
+		goto err_qp;
+
+	init->cap = minit.cap;
+	init->cap.max_rdma_ctxs = 0;
+	qp->mqp = mqp;
+	qp->local_dma_lkey = mpd->local_dma_lkey;
+	ibqp->qp_num = mqp->qp_num;
+	if (pd->home < 0)
+		WRITE_ONCE(pd->home, member);
+	pd->last_qp = member;
+	pd->hint = member;
+	pd->hint_task = current;
+	atomic_inc(&v->member[member].qps);
+	list_add_tail(&qp->node, &v->qps);
+	mutex_unlock(&v->objs_lock);
+	return 0;
+
+err_qp:
+	kfree(qp->sq.slot);
+	xa_erase(&v->qpns, mqp->qp_num);
+	ib_destroy_qp(mqp);
+err_unlock:
+	mutex_unlock(&v->objs_lock);
+	return ret;
+}
+
+/*
+ * The member's view of an address vector: the same source GID value on the
+ * member's port (a rail member has the service address on its own rail);
+ * on another rail than the vdev port's, the destination MAC resolved again
+ * on the member's rail. Returns the member GID entry, held, for the caller
+ * to put after use.
+ */
+struct mrbond_resolve {
+	struct completion done;
+	int status;
+};
+
+static void mrbond_resolve_done(int status, struct sockaddr *src,
+				struct rdma_dev_addr *addr, void *ctx)
+{
+	struct mrbond_resolve *r = ctx;
+
+	r->status = status;
+	complete(&r->done);
+}
+
+/*
+ * The peer's MAC on the rail of mgid (the core's own lookup for kernel
+ * callers, rdma_addr_find_l2_eth_by_grh(), is not exported). Sleeps up to
+ * a second.
+ */
+static int mrbond_rail_dmac(const struct ib_gid_attr *mgid,
+			    const union ib_gid *dgid, u8 *dmac)
+{
+	struct rdma_dev_addr dev_addr = {
+		.net = &init_net,
+		.sgid_attr = mgid,
+	};
+	union {
+		struct sockaddr_in sin;
+		struct sockaddr_in6 sin6;
+	} src, dst;
+	struct mrbond_resolve r;
+	int ret;
+
+	rdma_gid2ip((struct sockaddr *)&src, &mgid->gid);
+	rdma_gid2ip((struct sockaddr *)&dst, dgid);
+	init_completion(&r.done);
+	ret = rdma_resolve_ip((struct sockaddr *)&src, (struct sockaddr *)&dst,
+			      &dev_addr, 1000, mrbond_resolve_done, true, &r);
+	if (ret)
+		return ret;
+	wait_for_completion(&r.done);
+	if (r.status)
+		return r.status;
+	memcpy(dmac, dev_addr.dst_dev_addr, ETH_ALEN);
+	return 0;
+}
+
+static const struct ib_gid_attr *
+mrbond_translate_av(struct mrbond_vdev *v, struct mrbond_qp *qp,
+		    const struct rdma_ah_attr *vav, struct rdma_ah_attr *mav)
+{
+	const struct ib_global_route *grh = rdma_ah_read_grh(vav);
+	struct mrbond_member_slot *m = &v->member[qp->member];
+	const struct ib_gid_attr *vgid = grh->sgid_attr;
+	const struct ib_gid_attr *mgid;
+	struct net_device *vndev, *mndev;
+	bool other_rail;
+	int ret;
+
+	if (!(rdma_ah_get_ah_flags(vav) & IB_AH_GRH) || !vgid)
+		return ERR_PTR(-EINVAL);
+	mgid = rdma_find_gid_by_port(m->dev, &vgid->gid, vgid->gid_type,
+				     m->port, NULL);
+	if (IS_ERR(mgid)) {
+		pr_warn_ratelimited("%s: source %pI6 is not an address of member %s: give every rail the service address\n",
+				    dev_name(&v->ibdev.dev), vgid->gid.raw,
+				    dev_name(&m->dev->dev));
+		return ERR_PTR(-ENETUNREACH);
+	}
+
+	*mav = *vav;
+	rdma_ah_set_port_num(mav, m->port);
+	mav->grh.sgid_index = mgid->index;
+	mav->grh.sgid_attr = mgid;
+
+	rcu_read_lock();
+	vndev = rdma_read_gid_attr_ndev_rcu(vgid);
+	mndev = rdma_read_gid_attr_ndev_rcu(mgid);
+	other_rail = IS_ERR(vndev) || IS_ERR(mndev) || vndev != mndev;
+	/*
+	 * A QP talking to its own address: the core would answer with the
+	 * MAC of the first netdev holding it, but the member (rxe) knows
+	 * loopback by its own rail's MAC.
+	 */
+	if (other_rail && !IS_ERR(mndev) &&
+	    !memcmp(grh->dgid.raw, mgid->gid.raw, sizeof(grh->dgid.raw))) {
+		ether_addr_copy(mav->roce.dmac, mndev->dev_addr);
+		other_rail = false;
+	}
+	rcu_read_unlock();
+	if (other_rail) {
+		ret = mrbond_rail_dmac(mgid, &grh->dgid, mav->roce.dmac);
+		if (ret) {
+			pr_warn_ratelimited("%s: no neighbour for %pI6 on the rail of member %s: %d\n",
+					    dev_name(&v->ibdev.dev), grh->dgid.raw,
+					    dev_name(&m->dev->dev), ret);
+			rdma_put_gid_attr(mgid);
+			return ERR_PTR(ret);
+		}
+	}
+	return mgid;
+}
+
+int mrbond_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
+		     int attr_mask, struct ib_udata *udata)
+{
+	struct mrbond_vdev *v = mrbond_vdev_of(ibqp->device);
+	struct mrbond_qp *qp = to_mrbond_qp(ibqp);
+	const struct ib_gid_attr *mgid = NULL;
+	struct ib_qp_attr *mattr;
+	unsigned long flags;
+	int ret;
+
+	if (udata)
+		return -EOPNOTSUPP;
+	if (attr_mask & (IB_QP_ALT_PATH | IB_QP_PATH_MIG_STATE))
+		return -EOPNOTSUPP;
+
+	mutex_lock(&v->objs_lock);
+	if (!qp->mqp) {
+		/* The member is gone; only the way out is open. */
+		ret = -ENETDOWN;
+		if ((attr_mask & IB_QP_STATE) &&
+		    (attr->qp_state == IB_QPS_ERR ||
+		     attr->qp_state == IB_QPS_RESET)) {
+			qp->state = attr->qp_state;
+			ret = 0;
+		}
+		goto out_unlock;
+	}
+
+	mattr = kmemdup(attr, sizeof(*attr), GFP_KERNEL);
+	if (!mattr) {
+		ret = -ENOMEM;
+		goto out_unlock;
+	}
+	if (attr_mask & IB_QP_PORT) {
+		if (attr->port_num < 1 || attr->port_num > v->nports) {
+			ret = -EINVAL;
+			goto out_free;
+		}
+		qp->vport = attr->port_num;
+		mattr->port_num = v->member[qp->member].port;
+	}
+	if (attr_mask & IB_QP_AV) {
+		mgid = mrbond_translate_av(v, qp, &attr->ah_attr,
+					   &mattr->ah_attr);
+		if (IS_ERR(mgid)) {
+			ret = PTR_ERR(mgid);
+			mgid = NULL;
+			goto out_free;
+		}
+		qp->vport = rdma_ah_get_port_num(&attr->ah_attr);
+	}
+	ret = ib_modify_qp(qp->mqp, mattr, attr_mask);
+	if (!ret && (attr_mask & IB_QP_STATE)) {
+		spin_lock_irqsave(&qp->lock, flags);
+		qp->state = attr->qp_state;
+		spin_unlock_irqrestore(&qp->lock, flags);
+	}
+out_free:
+	if (mgid)
+		rdma_put_gid_attr(mgid);
+	kfree(mattr);
+out_unlock:
+	mutex_unlock(&v->objs_lock);
+	return ret;
+}
+
+int mrbond_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int attr_mask,
+		    struct ib_qp_init_attr *init)
+{
+	struct mrbond_vdev *v = mrbond_vdev_of(ibqp->device);
+	struct mrbond_qp *qp = to_mrbond_qp(ibqp);
+	int ret = 0;
+
+	mutex_lock(&v->objs_lock);
+	if (qp->mqp) {
+		ret = ib_query_qp(qp->mqp, attr, attr_mask, init);
+	} else {
+		memset(attr, 0, sizeof(*attr));
+		memset(init, 0, sizeof(*init));
+		attr->qp_state = qp->state;
+		attr->cur_qp_state = qp->state;
+	}
+	mutex_unlock(&v->objs_lock);
+	if (ret)
+		return ret;
+	/* The vdev's view: its port, its CQs, the ULP's context. */
+	attr->port_num = qp->vport;
+	rdma_ah_set_port_num(&attr->ah_attr, qp->vport);
+	attr->ah_attr.grh.sgid_attr = NULL;
+	init->send_cq = ibqp->send_cq;
+	init->recv_cq = ibqp->recv_cq;
+	init->qp_context = ibqp->qp_context;
+	init->event_handler = NULL;
+	init->qp_type = ibqp->qp_type;
+	init->cap.max_rdma_ctxs = 0;
+	return 0;
+}
+
+int mrbond_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
+{
+	struct mrbond_vdev *v = mrbond_vdev_of(ibqp->device);
+	struct mrbond_qp *qp = to_mrbond_qp(ibqp);
+	struct mrbond_member_slot *m = &v->member[qp->member];
+	unsigned long flags;
+	struct ib_qp *mqp;
+	u64 outstanding;
+
+	mutex_lock(&v->objs_lock);
+	list_del(&qp->node);
+	spin_lock_irqsave(&qp->lock, flags);
+	mqp = qp->mqp;
+	qp->mqp = NULL;
+	/* The ULP destroys without waiting: what is left completes never. */
+	outstanding = qp->sq.head - qp->sq.tail + qp->rq.head - qp->rq.tail;
+	qp->sq.tail = qp->sq.head;
+	qp->rq.tail = qp->rq.head;
+	spin_unlock_irqrestore(&qp->lock, flags);
+	if (mqp) {
+		ib_destroy_qp(mqp);
+		atomic_dec(&m->qps);
+		atomic_sub(outstanding, &m->outstanding);
+	}
+	mrbond_qpn_quarantine(v, ibqp->qp_num);
+	mutex_unlock(&v->objs_lock);
+
+	kfree(qp->sq.slot);
+	kfree(qp->rq.slot);
+	return 0;
+}

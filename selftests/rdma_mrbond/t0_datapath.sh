@@ -1,0 +1,177 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Topology T0, one guest: the verbs data path of mrbond0 over rxe0 and rxe1,
+# each on its own veth pair, driven by the in-kernel traffic tool
+# mrbond_kperf. QP pairs run in loopback on one member (rxe loopback), over
+# a service address present on both rails. Measured side by side: the bond
+# against its raw member, as ratios. Checked: payloads, a CQ shared by QPs
+# on two members, QPN collisions, wrong-member keys, and exactly-once
+# completion while a member's link goes down or the member is removed.
+. "$(dirname "$0")/lib.sh"
+
+CTL=${MRBOND_CTL:?path of mrbondctl}
+SYS=/sys/class/infiniband
+KPERF=/sys/kernel/debug/mrbond_kperf
+SERVICE=198.18.20.1
+
+setup() {
+	modprobe veth && modprobe rdma_rxe || return 1
+	mount -t debugfs none /sys/kernel/debug 2>/dev/null
+	local i
+	for i in 0 1; do
+		ip link add m$i type veth peer name p$i || return 1
+		ip link set m$i up && ip link set p$i up || return 1
+		ip addr add 198.18.1$i.1/24 dev m$i || return 1
+		# The service address on every rail (rail mode's addressing).
+		ip addr add $SERVICE/32 dev m$i || return 1
+		rdma link add rxe$i type rxe netdev m$i || return 1
+	done
+	modprobe rdma_mrbond && modprobe mrbond_kperf || return 1
+	"$CTL" bond add mrbond0 --member rxe0 --member rxe1 || return 1
+	echo rr >$SYS/mrbond0/mrbond/policy || return 1
+	wait_for 20 eval '[[ $(member_state rxe0) == usable && $(member_state rxe1) == usable ]]' ||
+		{ echo "members: $(member_state rxe0) $(member_state rxe1)"; return 1; }
+}
+
+member_state() { cat "$SYS/mrbond0/mrbond/members/$1/state"; }
+port_counter() { cat "$SYS/mrbond0/ports/$1/hw_counters/$2"; }
+dev_counter() { cat "$SYS/mrbond0/hw_counters/$1"; }
+
+# kperf OUT KEY=VALUE...: one run of the tool; its result lands in OUT.
+kperf() {
+	local out=$1 rc=0
+	shift
+	timeout 300 sh -c "echo '$*' >$KPERF/run" || rc=$?
+	cat $KPERF/result >"$out"
+	return $rc
+}
+
+field() { sed -n "s/^$2=//p" "$1"; }
+
+# ratio A B: A/B with three decimals.
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == 0) print "inf"; else printf "%.3f", a / b }'; }
+
+test_spread_shared_cq() {
+	local p1 p2 rc=0
+	p1=$(port_counter 1 placements)
+	p2=$(port_counter 2 placements)
+	# A PD per pair: the tool is a ULP we do not know, so every QP of a
+	# PD lands on the PD's member, and round robin spreads the PDs.
+	kperf "$TB_TMP/spread" dev=mrbond0 gid=$SERVICE mode=bw qps=4 iters=100 \
+		size=16384 shared_cq=1 pd_per_pair=1 || rc=1
+	cat "$TB_TMP/spread"
+	echo "placements: port 1 +$(($(port_counter 1 placements) - p1)), port 2 +$(($(port_counter 2 placements) - p2))"
+	(($(port_counter 1 placements) - p1 == 4 && $(port_counter 2 placements) - p2 == 4)) ||
+		{ echo "QPs not spread 4:4 over the members"; rc=1; }
+	return $rc
+}
+
+test_qpn_collisions() {
+	# Fresh rxe devices hand out the same QPN sequence: the first runs on
+	# both members must have collided, and the vdev must have moved on.
+	echo "qpn_collisions $(dev_counter qpn_collisions)"
+	(($(dev_counter qpn_collisions) > 0))
+}
+
+test_bw_bond_vs_member() {
+	local args="gid=$SERVICE mode=bw qps=2 iters=300 size=65536" rc=0 b m
+	kperf "$TB_TMP/bw-member" dev=rxe0 $args || rc=1
+	kperf "$TB_TMP/bw-bond" dev=mrbond0 $args || rc=1
+	m=$(field "$TB_TMP/bw-member" mbps)
+	b=$(field "$TB_TMP/bw-bond" mbps)
+	echo "RDMA WRITE 64 KiB, 2 QPs: member rxe0 $m Mb/s, mrbond0 $b Mb/s, bond/member $(ratio "$b" "$m")"
+	grep -h 'status\|error\|verify' "$TB_TMP/bw-member" "$TB_TMP/bw-bond"
+	return $rc
+}
+
+test_lat_bond_vs_member() {
+	local args="gid=$SERVICE mode=lat qps=1 iters=300 size=64" rc=0
+	kperf "$TB_TMP/lat-member" dev=rxe0 $args || rc=1
+	kperf "$TB_TMP/lat-bond" dev=mrbond0 $args || rc=1
+	echo "64 B SEND ping-pong p50: member $(field "$TB_TMP/lat-member" lat_p50_ns) ns, bond $(field "$TB_TMP/lat-bond" lat_p50_ns) ns, bond/member $(ratio "$(field "$TB_TMP/lat-bond" lat_p50_ns)" "$(field "$TB_TMP/lat-member" lat_p50_ns)")"
+	echo "64 B SEND ping-pong p99: member $(field "$TB_TMP/lat-member" lat_p99_ns) ns, bond $(field "$TB_TMP/lat-bond" lat_p99_ns) ns, bond/member $(ratio "$(field "$TB_TMP/lat-bond" lat_p99_ns)" "$(field "$TB_TMP/lat-member" lat_p99_ns)")"
+	return $rc
+}
+
+test_wrong_member_key() {
+	local before rc=0
+	before=$(($(port_counter 1 wrong_member_key) + $(port_counter 2 wrong_member_key)))
+	# Pair 1's QP posts with pair 0's MR, which lives on the other member.
+	kperf "$TB_TMP/keys" dev=mrbond0 gid=$SERVICE mode=keycheck pd_per_pair=1 || rc=1
+	cat "$TB_TMP/keys"
+	[[ $(field "$TB_TMP/keys" keycheck_einval) == 2 ]] ||
+		{ echo "wrong-member posts were not refused with -EINVAL"; rc=1; }
+	(($(port_counter 1 wrong_member_key) + $(port_counter 2 wrong_member_key) >= before + 2)) ||
+		{ echo "wrong_member_key counter did not rise"; rc=1; }
+	return $rc
+}
+
+# stream_with FAULT RECOVER: a stream run on both members while FAULT hits
+# rxe0's side; every WR must complete exactly once, and some by flush.
+stream_with() {
+	local fault=$1 recover=$2 pid rc=0 flushed0
+	flushed0=$(dev_counter flushed_wr)
+	kperf "$TB_TMP/stream" dev=mrbond0 gid=$SERVICE mode=stream qps=2 pd_per_pair=1 \
+		duration_ms=8000 size=4096 &
+	pid=$!
+	sleep 3
+	eval "$fault" || rc=1
+	wait "$pid" || rc=1
+	cat "$TB_TMP/stream"
+	echo "flushed_wr +$(($(dev_counter flushed_wr) - flushed0))"
+	(($(field "$TB_TMP/stream" completed_flush) > 0)) || { echo "nothing was flushed"; rc=1; }
+	(($(dev_counter flushed_wr) > flushed0)) || { echo "flushed_wr did not rise"; rc=1; }
+	[[ -d $SYS/mrbond0 ]] || { echo "the bond went away"; rc=1; }
+	eval "$recover" || rc=1
+	wait_for 20 eval '[[ $(member_state rxe0) == usable ]]' ||
+		{ echo "rxe0 did not come back: $(member_state rxe0)"; rc=1; }
+	return $rc
+}
+
+test_link_down_flush() {
+	stream_with "ip link set m0 down" "ip link set m0 up" || return 1
+	dmesg | grep -E 'mrbond0: member rxe0 unusable: [0-9]+ QPs moved to error'
+}
+
+test_member_removal_flush() {
+	stream_with "rdma link del rxe0" "rdma link add rxe0 type rxe netdev m0" || return 1
+	dmesg | grep -E 'mrbond0: member rxe0 detached: [0-9]+ QPs flushed'
+}
+
+test_after_failover_traffic() {
+	# Both members again: traffic must flow on the re-attached member too.
+	kperf "$TB_TMP/again" dev=mrbond0 gid=$SERVICE mode=bw qps=2 iters=100 \
+		size=16384 pd_per_pair=1 || { cat "$TB_TMP/again"; return 1; }
+}
+
+test_nothing_leaked() {
+	local p rc=0
+	for p in 1 2; do
+		echo "port $p: qps $(port_counter $p qps) outstanding_wr $(port_counter $p outstanding_wr)"
+		(($(port_counter $p qps) == 0 && $(port_counter $p outstanding_wr) == 0)) || rc=1
+	done
+	return $rc
+}
+
+test_unload() {
+	modprobe -r mrbond_kperf && "$CTL" bond del mrbond0 && modprobe -r rdma_mrbond
+}
+
+ktap_header 10
+if ! out=$(setup 2>&1); then
+	echo "$out" | sed 's/^/# /'
+	echo "Bail out! T0 data path setup failed"
+	exit 1
+fi
+run_test cq_shared_by_qps_on_two_members test_spread_shared_cq
+run_test qpn_collisions_handled test_qpn_collisions
+run_test bw_bond_vs_member test_bw_bond_vs_member
+run_test lat_bond_vs_member test_lat_bond_vs_member
+run_test wrong_member_key_refused test_wrong_member_key
+run_test link_down_flushes_exactly_once test_link_down_flush
+run_test member_removal_flushes_exactly_once test_member_removal_flush
+run_test traffic_after_failover test_after_failover_traffic
+run_test nothing_leaked test_nothing_leaked
+run_test unload test_unload
+ktap_totals
+[[ $KTAP_FAIL == 0 ]]
