@@ -148,15 +148,22 @@ int mrbond_rs_vdev_port_active(void *bond, u32 port);
 void mrbond_rs_vdev_stats(void *bond, u32 port, u64 *values);
 /*
  * The member slot for a new QP of a PD of kern_name (the ULP), or -errno.
- * pd_home is the PD's first QP's slot (-1: none yet). Process context.
+ * pd_home is the PD's first QP's slot (-1: none yet); port the vdev port
+ * rdma_cm bound the QP's connection to (0: unknown). Process context.
  */
-int mrbond_rs_place_qp(void *bond, const char *kern_name, int pd_home);
+int mrbond_rs_place_qp(void *bond, const char *kern_name, int pd_home,
+		       u32 port);
 /*
  * The member slot a new MR of a PD binds to: task_hint (the member of the
  * allocating task's last QP on the PD), else last_qp, else home; -1 each if
  * unknown. Returns -1 if none is known. Pure: callable under any lock.
  */
 int mrbond_rs_mr_member(int task_hint, int last_qp, int home);
+/*
+ * The member slot whose QP1 should carry a MAD of vdev port `port` (rail:
+ * the port's member while usable), or -1 if none is usable. Process context.
+ */
+int mrbond_rs_gsi_member(void *bond, u32 port);
 /* The vdev is being freed: drop its reference on bond. */
 void mrbond_rs_vdev_release(void *bond);
 /* sysfs: format into buf (PAGE_SIZE) and return the length, or -errno. */

@@ -23,8 +23,13 @@ struct mrbond_sysfs_kobj;
  * data path's, read by Rust for placement (LQF) and statistics.
  */
 struct mrbond_member_slot {
+	struct mrbond_vdev *v;		/* back pointers, fixed at alloc */
+	u32 index;
 	struct ib_device *dev;
 	u32 port;
+	/* The GSI proxy's send agent and REQ listeners on the member. */
+	struct ib_mad_agent *mad_agent;
+	struct ib_cm_id *listen[8];	/* MRBOND_CM_PORTS_MAX */
 	atomic_t qps;			/* vdev QPs hosted */
 	atomic_t outstanding;		/* WRs posted, not completed */
 	atomic64_t wrong_key;		/* posts refused: key of another member */
@@ -64,6 +69,12 @@ struct mrbond_vdev {
 	/* QPN -> live QP, or xa_mk_value(expiry jiffies) in quarantine. */
 	struct xarray qpns;
 	atomic64_t qpn_collisions;
+
+	/* The QP1 of each port (GSI proxy), under gsi_lock (spinlock). */
+	spinlock_t gsi_lock;
+	struct mrbond_qp *gsi_qp[MRBOND_MAX_PORTS + 1];
+	/* Sends MADs through members from process context; ordered. */
+	struct workqueue_struct *gsi_wq;
 };
 
 #endif /* _RDMA_MRBOND_VDEV_PRIV_H */

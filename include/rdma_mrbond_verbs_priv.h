@@ -36,6 +36,8 @@
 #define MRBOND_MAX_SGE		16
 /* Member WR ids: the shadow ring sequence, bit 63 set for receives. */
 #define MRBOND_WRID_RECV	BIT_ULL(63)
+/* TCP ports whose CM requests members hand to the vdev (cm_ports=). */
+#define MRBOND_CM_PORTS_MAX	8
 /* A destroyed QPN is not reused for this long (ib_cm's stale check). */
 #define MRBOND_QPN_QUARANTINE	(10 * HZ)
 
@@ -67,6 +69,13 @@ struct mrbond_ring {
 	u64 tail;		/* oldest sequence not completed */
 };
 
+/* A receive buffer ib_mad posted on a vdev QP1. */
+struct mrbond_gsi_rbuf {
+	u64 wr_id;
+	u64 addr;		/* virtual DMA: a kernel address */
+	u32 length;
+};
+
 struct mrbond_qp {
 	struct ib_qp ibqp;
 	spinlock_t lock;
@@ -80,6 +89,14 @@ struct mrbond_qp {
 	enum ib_qp_state state;
 	struct mrbond_ring sq, rq;
 	struct list_head node;	/* vdev qps, under objs_lock */
+
+	/* QP1 only (rust/mrbond_verbs_gsi.c); member is -1, mqp NULL. */
+	u32 gsi_port;
+	struct mrbond_gsi_rbuf *grq;	/* under lock */
+	u32 grq_mask;
+	u64 grq_head, grq_tail;
+	atomic_t gsi_sends;	/* being sent by a member */
+	u32 gsi_sq_size;
 };
 
 struct mrbond_cq {
@@ -109,9 +126,10 @@ struct mrbond_mr {
 	struct rcu_head rcu;
 };
 
-/* AHs serve UD QPs, which wait for the GSI proxy. */
+/* An AH of the vdev: only the GSI proxy uses them (no UD QPs otherwise). */
 struct mrbond_ah {
 	struct ib_ah ibah;
+	struct rdma_ah_attr attr;	/* sgid_attr held by the core */
 };
 
 static inline struct mrbond_vdev *mrbond_vdev_of(struct ib_device *ibdev)
@@ -132,6 +150,11 @@ static inline struct mrbond_cq *to_mrbond_cq(struct ib_cq *cq)
 static inline struct mrbond_qp *to_mrbond_qp(struct ib_qp *qp)
 {
 	return container_of(qp, struct mrbond_qp, ibqp);
+}
+
+static inline struct mrbond_ah *to_mrbond_ah(struct ib_ah *ah)
+{
+	return container_of(ah, struct mrbond_ah, ibah);
 }
 
 static inline struct mrbond_mr *to_mrbond_mr(struct ib_mr *mr)
@@ -169,6 +192,7 @@ int mrbond_poll_cq(struct ib_cq *cq, int num_entries, struct ib_wc *wc);
 int mrbond_req_notify_cq(struct ib_cq *cq, enum ib_cq_notify_flags flags);
 struct ib_cq *mrbond_member_cq(struct mrbond_cq *cq, int member,
 			       struct ib_device *dev);
+bool mrbond_cq_push(struct mrbond_cq *cq, const struct ib_wc *wc);
 bool mrbond_cq_push_flush(struct mrbond_cq *cq, struct mrbond_qp *qp,
 			  const struct mrbond_wr_slot *s);
 void mrbond_cq_kick(struct mrbond_cq *cq);
@@ -184,6 +208,22 @@ int mrbond_query_qp(struct ib_qp *qp, struct ib_qp_attr *attr, int attr_mask,
 		    struct ib_qp_init_attr *init);
 int mrbond_destroy_qp(struct ib_qp *qp, struct ib_udata *udata);
 void mrbond_qp_fatal(struct mrbond_qp *qp);
+const struct ib_gid_attr *mrbond_member_av(struct mrbond_vdev *v, int member,
+					    const struct rdma_ah_attr *vav,
+					    struct rdma_ah_attr *mav);
+int mrbond_create_ah(struct ib_ah *ah, struct rdma_ah_init_attr *attr,
+		     struct ib_udata *udata);
+int mrbond_destroy_ah(struct ib_ah *ah, u32 flags);
+
+/* rust/mrbond_verbs_gsi.c */
+int mrbond_gsi_create(struct mrbond_vdev *v, struct mrbond_qp *qp,
+		      struct ib_qp_init_attr *init);
+void mrbond_gsi_destroy(struct mrbond_vdev *v, struct mrbond_qp *qp);
+int mrbond_gsi_post_send(struct mrbond_vdev *v, struct mrbond_qp *qp,
+			 const struct ib_send_wr *wr);
+int mrbond_gsi_post_recv(struct mrbond_qp *qp, const struct ib_recv_wr *wr);
+void mrbond_gsi_member_attach(struct mrbond_vdev *v, u32 slot);
+void mrbond_gsi_member_detach(struct mrbond_vdev *v, u32 slot);
 
 /* rust/mrbond_verbs_post.c */
 int mrbond_post_send(struct ib_qp *qp, const struct ib_send_wr *wr,

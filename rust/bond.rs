@@ -301,10 +301,26 @@ impl Bond {
         }
     }
 
+    /// The member whose QP1 carries the MADs of vdev `port`: a rail port's
+    /// own member while it is usable, else (and in active-backup) the first
+    /// usable member.
+    pub(crate) fn gsi_member(&self, port: u32) -> Option<usize> {
+        let st = self.state.lock();
+        let usable = st.elig.usable_mask();
+        let own = match self.mode {
+            BondMode::Rail => usize::try_from(port).ok().and_then(|p| p.checked_sub(1)),
+            BondMode::ActiveBackup => None,
+        };
+        if let Some(slot) = own.filter(|&s| slot_index(s).is_some_and(|m| usable.contains(m))) {
+            return Some(slot);
+        }
+        (0..MAX_MEMBERS).find(|&s| slot_index(s).is_some_and(|m| usable.contains(m)))
+    }
+
     /// The member slot for a new QP of a PD of the ULP `ulp`, whose first
-    /// QP is on `pd_home`. Process context; takes the state lock, then the
-    /// vdev's, as everywhere.
-    pub(crate) fn place_qp(&self, ulp: &[u8], pd_home: Option<usize>) -> Result<usize> {
+    /// QP is on `pd_home`, created for vdev `port` (0: unknown). Process
+    /// context; takes the state lock, then the vdev's, as everywhere.
+    pub(crate) fn place_qp(&self, ulp: &[u8], pd_home: Option<usize>, port: u32) -> Result<usize> {
         let mut guard = self.state.lock();
         let st = &mut *guard;
         // LQF and WRR weigh the data path's live counters.
@@ -318,8 +334,17 @@ impl Bond {
             }
         }
         let home = pd_home.and_then(slot_index);
-        let req = match (ulp::key_rule(ulp), home) {
-            (ulp::KeyRule::PinPd, Some(home)) => PlaceRequest::pinned(home, PinScope::Pd),
+        // A target's QP answers a request that came in on the port's rail.
+        let rail = match self.mode {
+            BondMode::Rail if ulp::is_passive(ulp) => usize::try_from(port)
+                .ok()
+                .and_then(|p| p.checked_sub(1))
+                .and_then(slot_index),
+            _ => None,
+        };
+        let req = match (rail, ulp::key_rule(ulp), home) {
+            (Some(rail), _, _) => PlaceRequest::pinned(rail, PinScope::Qp),
+            (None, ulp::KeyRule::PinPd, Some(home)) => PlaceRequest::pinned(home, PinScope::Pd),
             _ => {
                 let seq = u16::try_from(st.created & 0xffff).unwrap_or(0);
                 PlaceRequest::new(FlowKey::ipv4([0; 4], [0; 4], seq))

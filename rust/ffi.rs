@@ -800,7 +800,8 @@ pub(crate) unsafe extern "C" fn mrbond_rs_vdev_stats(
 }
 
 /// The member slot for a new QP of a PD of the ULP `kern_name`, whose first
-/// QP went to `pd_home` (-1: none yet); or -errno.
+/// QP went to `pd_home` (-1: none yet), for vdev `port` (0: unknown); or
+/// -errno.
 ///
 /// # Safety
 ///
@@ -811,14 +812,30 @@ pub(crate) unsafe extern "C" fn mrbond_rs_place_qp(
     bond_ptr: *mut c_void,
     kern_name: *const c_char,
     pd_home: c_int,
+    port: u32,
 ) -> c_int {
     // SAFETY: as the caller guarantees.
     let (bond, ulp) = unsafe { (bond(bond_ptr), c_bytes(kern_name)) };
     let home = usize::try_from(pd_home).ok();
-    match bond.place_qp(ulp, home) {
+    match bond.place_qp(ulp, home, port) {
         Ok(slot) => c_int::try_from(slot).unwrap_or(-(kernel::bindings::EINVAL as c_int)),
         Err(e) => e.to_errno(),
     }
+}
+
+/// The member slot that sends the MADs of vdev `port`, -1 if none is usable.
+///
+/// # Safety
+///
+/// Called by the GSI proxy with the bond of a live vdev, in process context,
+/// holding no lock.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn mrbond_rs_gsi_member(bond_ptr: *mut c_void, port: u32) -> c_int {
+    // SAFETY: as the caller guarantees.
+    let bond = unsafe { bond(bond_ptr) };
+    bond.gsi_member(port)
+        .and_then(|s| c_int::try_from(s).ok())
+        .unwrap_or(-1)
 }
 
 /// The member slot a new MR binds to (see `policy::ulp::mr_member`), -1 if

@@ -148,6 +148,8 @@ static void mrbond_vdev_own_attrs(struct mrbond_vdev *v)
 	/* The translated SGE list of a post lives on the stack. */
 	a->max_send_sge = min(a->max_send_sge, MRBOND_MAX_SGE);
 	a->max_recv_sge = min(a->max_recv_sge, MRBOND_MAX_SGE);
+	/* ULPs size max_send_sge from it too (nvmet takes the larger). */
+	a->max_sge_rd = min(a->max_sge_rd, MRBOND_MAX_SGE);
 	/*
 	 * 0 keeps rdma_rw from registering local MRs per READ (it would
 	 * need them on the QP's member): nvmet then uses only the peer's
@@ -251,18 +253,6 @@ static int mrbond_query_port(struct ib_device *ibdev, u32 port,
 	return 0;
 }
 
-/* AHs serve UD QPs, which wait for the GSI proxy: none exist yet. */
-static int mrbond_create_ah(struct ib_ah *ah, struct rdma_ah_init_attr *attr,
-			    struct ib_udata *udata)
-{
-	return -EOPNOTSUPP;
-}
-
-static int mrbond_destroy_ah(struct ib_ah *ah, u32 flags)
-{
-	return 0;
-}
-
 /* In enum mrbond_stat order: Rust fills the values in that order. */
 static const struct rdma_stat_desc mrbond_stat_descs[] = {
 	[MRBOND_STAT_USABLE].name = "usable",
@@ -334,6 +324,7 @@ static void mrbond_dealloc_driver(struct ib_device *ibdev)
 {
 	struct mrbond_vdev *v = to_mrbond_vdev(ibdev);
 	void *bond;
+	int i;
 
 	mutex_lock(&v->lock);
 	bond = v->dead ? NULL : v->bond;
@@ -348,6 +339,13 @@ static void mrbond_dealloc_driver(struct ib_device *ibdev)
 	flush_work(&v->rescan_work);
 	/* Our kobjects pin the device: drop them before its last put. */
 	mrbond_sysfs_del(v);
+	/* Queued MADs go out first; the agents then flush what is in flight. */
+	if (v->gsi_wq)
+		destroy_workqueue(v->gsi_wq);
+	mutex_lock(&v->objs_lock);
+	for (i = 0; i < MRBOND_MAX_MEMBERS; i++)
+		mrbond_gsi_member_detach(v, i);
+	mutex_unlock(&v->objs_lock);
 	/* The core destroyed every object first: only quarantine is left. */
 	WARN_ON(!xa_empty(&v->mr_index));
 	xa_destroy(&v->mr_index);
@@ -414,6 +412,7 @@ static const struct ib_device_ops mrbond_dev_ops = {
 struct mrbond_vdev *mrbond_vdev_alloc(void *bond, u32 nports, u64 node_guid)
 {
 	struct mrbond_vdev *v;
+	int i;
 
 	if (!nports || nports > MRBOND_MAX_PORTS)
 		return NULL;
@@ -433,6 +432,19 @@ struct mrbond_vdev *mrbond_vdev_alloc(void *bond, u32 nports, u64 node_guid)
 	xa_init_flags(&v->mr_index, XA_FLAGS_ALLOC);
 	xa_init(&v->qpns);
 	v->ibdev.local_dma_lkey = MRBOND_LOCAL_DMA_LKEY;
+	for (i = 0; i < MRBOND_MAX_MEMBERS; i++) {
+		v->member[i].v = v;
+		v->member[i].index = i;
+	}
+	spin_lock_init(&v->gsi_lock);
+	v->gsi_wq = alloc_ordered_workqueue("mrbond_gsi", WQ_MEM_RECLAIM);
+	if (!v->gsi_wq) {
+		/* Never registered: the core frees it, .dealloc_driver runs. */
+		v->bond = NULL;
+		v->dead = true;
+		ib_dealloc_device(&v->ibdev);
+		return NULL;
+	}
 	INIT_WORK(&v->rescan_work, mrbond_vdev_rescan_work);
 
 	v->ibdev.node_type = RDMA_NODE_IB_CA;

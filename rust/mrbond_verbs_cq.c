@@ -180,32 +180,40 @@ int mrbond_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 }
 
 /*
- * Queues a flush completion of s for qp; false if the software queue is
- * full (the CQ is then in error, as a hardware CQ overrun). Under qp->lock.
+ * Queues a completion the vdev makes (a flush, a GSI completion); false if
+ * the software queue is full (the CQ is then in error, as a hardware CQ
+ * overrun). Any context.
  */
-bool mrbond_cq_push_flush(struct mrbond_cq *cq, struct mrbond_qp *qp,
-			  const struct mrbond_wr_slot *s)
+bool mrbond_cq_push(struct mrbond_cq *cq, const struct ib_wc *wc)
 {
-	struct ib_wc *wc;
+	unsigned long flags;
 	bool ok = false;
 
-	spin_lock(&cq->swq_lock);
+	spin_lock_irqsave(&cq->swq_lock, flags);
 	if (cq->swq_head - cq->swq_tail <= cq->swq_mask) {
-		wc = &cq->swq[cq->swq_head & cq->swq_mask];
-		memset(wc, 0, sizeof(*wc));
-		wc->wr_id = s->wr_id;
-		wc->status = IB_WC_WR_FLUSH_ERR;
-		wc->opcode = s->opcode;
-		wc->qp = &qp->ibqp;
+		cq->swq[cq->swq_head & cq->swq_mask] = *wc;
 		cq->swq_head++;
 		ok = true;
 	} else if (!cq->swq_overflow) {
 		cq->swq_overflow = true;
-		pr_err("%s: CQ overrun by synthesised flushes\n",
+		pr_err("%s: CQ overrun by completions of the vdev\n",
 		       dev_name(&cq->ibcq.device->dev));
 	}
-	spin_unlock(&cq->swq_lock);
+	spin_unlock_irqrestore(&cq->swq_lock, flags);
 	return ok;
+}
+
+bool mrbond_cq_push_flush(struct mrbond_cq *cq, struct mrbond_qp *qp,
+			  const struct mrbond_wr_slot *s)
+{
+	struct ib_wc wc = {
+		.wr_id = s->wr_id,
+		.status = IB_WC_WR_FLUSH_ERR,
+		.opcode = s->opcode,
+		.qp = &qp->ibqp,
+	};
+
+	return mrbond_cq_push(cq, &wc);
 }
 
 /*

@@ -32,12 +32,17 @@ int mrbond_vdev_member_attach(struct mrbond_vdev *v, u32 slot,
 		return -EOPNOTSUPP;
 	}
 	mutex_lock(&v->objs_lock);
-	if (v->member[slot].dev && v->member[slot].dev != dev)
+	if (v->member[slot].dev == dev)
+		goto out_unlock;
+	if (v->member[slot].dev) {
 		ret = -EBUSY;	/* the old one was never detached */
-	else
-		v->member[slot].dev = dev;
+		goto out_unlock;
+	}
+	v->member[slot].dev = dev;
 	/* Members are single-port RoCE devices (one ib_device per port). */
 	v->member[slot].port = 1;
+	mrbond_gsi_member_attach(v, slot);
+out_unlock:
 	mutex_unlock(&v->objs_lock);
 	return ret;
 }
@@ -85,6 +90,7 @@ void mrbond_vdev_member_detach(struct mrbond_vdev *v, u32 slot)
 	mutex_lock(&v->objs_lock);
 	if (!v->member[slot].dev)
 		goto out_unlock;
+	mrbond_gsi_member_detach(v, slot);
 	/* No poll may read a completion of a member QP destroyed below. */
 	mrbond_cqs_unhook(v, slot);
 	list_for_each_entry(qp, &v->qps, node) {

@@ -163,6 +163,14 @@ int mrbond_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	bool kick = false;
 	int ret = 0;
 
+	if (qp->gsi_port) {
+		for (; wr && !ret; wr = wr->next) {
+			ret = mrbond_gsi_post_send(v, qp, wr);
+			if (ret)
+				*bad_wr = wr;
+		}
+		return ret;
+	}
 	spin_lock_irqsave(&qp->lock, flags);
 	for (; wr; wr = wr->next) {
 		ret = mrbond_post_one_send(v, qp, wr, &kick);
@@ -226,7 +234,10 @@ int mrbond_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 
 	spin_lock_irqsave(&qp->lock, flags);
 	for (; wr; wr = wr->next) {
-		ret = mrbond_post_one_recv(v, qp, wr, &kick);
+		if (qp->gsi_port)
+			ret = mrbond_gsi_post_recv(qp, wr);
+		else
+			ret = mrbond_post_one_recv(v, qp, wr, &kick);
 		if (ret) {
 			*bad_wr = wr;
 			break;

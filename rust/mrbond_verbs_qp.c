@@ -122,6 +122,27 @@ static int mrbond_ring_init(struct mrbond_ring *r, u32 wrs)
 	return 0;
 }
 
+/* ib_mad's QP1 of a port: the GSI proxy, on no member. */
+static int mrbond_create_gsi_qp(struct mrbond_vdev *v, struct mrbond_qp *qp,
+				struct ib_qp_init_attr *init)
+{
+	int ret;
+
+	spin_lock_init(&qp->lock);
+	qp->member = -1;
+	qp->scq = to_mrbond_cq(init->send_cq);
+	qp->rcq = to_mrbond_cq(init->recv_cq);
+	qp->state = IB_QPS_RESET;
+	qp->gsi_sq_size = init->cap.max_send_wr;
+	ret = mrbond_gsi_create(v, qp, init);
+	if (ret)
+		return ret;
+	mutex_lock(&v->objs_lock);
+	list_add_tail(&qp->node, &v->qps);
+	mutex_unlock(&v->objs_lock);
+	return 0;
+}
+
 int mrbond_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		     struct ib_udata *udata)
 {
@@ -137,15 +158,19 @@ int mrbond_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 
 	if (udata)
 		return -EOPNOTSUPP;
-	/* UD and GSI need the GSI proxy; SRQs are not offered (max_srq 0). */
+	if (init->qp_type == IB_QPT_GSI)
+		return mrbond_create_gsi_qp(v, qp, init);
+	/* UD waits for a use; SRQs are not offered (max_srq 0). */
 	if (init->qp_type != IB_QPT_RC || init->srq || init->create_flags)
 		return -EOPNOTSUPP;
 	if (init->cap.max_send_sge > MRBOND_MAX_SGE ||
 	    init->cap.max_recv_sge > MRBOND_MAX_SGE)
 		return -EINVAL;
 
+	/* rdma_create_qp() passes the port of the connection. */
 	member = mrbond_rs_place_qp(v->bond, ibqp->pd->res.kern_name ?: "",
-				    READ_ONCE(pd->home));
+				    READ_ONCE(pd->home),
+				    init->port_num <= v->nports ? init->port_num : 0);
 	if (member < 0)
 		return member;
 	if (member >= MRBOND_MAX_MEMBERS)
@@ -273,12 +298,12 @@ static int mrbond_rail_dmac(const struct ib_gid_attr *mgid,
 	return 0;
 }
 
-static const struct ib_gid_attr *
-mrbond_translate_av(struct mrbond_vdev *v, struct mrbond_qp *qp,
-		    const struct rdma_ah_attr *vav, struct rdma_ah_attr *mav)
+const struct ib_gid_attr *mrbond_member_av(struct mrbond_vdev *v, int member,
+					    const struct rdma_ah_attr *vav,
+					    struct rdma_ah_attr *mav)
 {
 	const struct ib_global_route *grh = rdma_ah_read_grh(vav);
-	struct mrbond_member_slot *m = &v->member[qp->member];
+	struct mrbond_member_slot *m = &v->member[member];
 	const struct ib_gid_attr *vgid = grh->sgid_attr;
 	const struct ib_gid_attr *mgid;
 	struct net_device *vndev, *mndev;
@@ -345,6 +370,13 @@ int mrbond_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 		return -EOPNOTSUPP;
 
 	mutex_lock(&v->objs_lock);
+	if (qp->gsi_port) {
+		/* QP1 has no wire state: it follows ib_mad's transitions. */
+		if (attr_mask & IB_QP_STATE)
+			qp->state = attr->qp_state;
+		ret = 0;
+		goto out_unlock;
+	}
 	if (!qp->mqp) {
 		/* The member is gone; only the way out is open. */
 		ret = -ENETDOWN;
@@ -371,8 +403,8 @@ int mrbond_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 		mattr->port_num = v->member[qp->member].port;
 	}
 	if (attr_mask & IB_QP_AV) {
-		mgid = mrbond_translate_av(v, qp, &attr->ah_attr,
-					   &mattr->ah_attr);
+		mgid = mrbond_member_av(v, qp->member, &attr->ah_attr,
+					&mattr->ah_attr);
 		if (IS_ERR(mgid)) {
 			ret = PTR_ERR(mgid);
 			mgid = NULL;
@@ -403,7 +435,7 @@ int mrbond_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int attr_mask,
 	int ret = 0;
 
 	mutex_lock(&v->objs_lock);
-	if (qp->mqp) {
+	if (qp->mqp && !qp->gsi_port) {
 		ret = ib_query_qp(qp->mqp, attr, attr_mask, init);
 	} else {
 		memset(attr, 0, sizeof(*attr));
@@ -431,13 +463,18 @@ int mrbond_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 {
 	struct mrbond_vdev *v = mrbond_vdev_of(ibqp->device);
 	struct mrbond_qp *qp = to_mrbond_qp(ibqp);
-	struct mrbond_member_slot *m = &v->member[qp->member];
+	struct mrbond_member_slot *m;
 	unsigned long flags;
 	struct ib_qp *mqp;
 	u64 outstanding;
 
 	mutex_lock(&v->objs_lock);
 	list_del(&qp->node);
+	if (qp->gsi_port) {
+		mrbond_gsi_destroy(v, qp);
+		mutex_unlock(&v->objs_lock);
+		return 0;
+	}
 	spin_lock_irqsave(&qp->lock, flags);
 	mqp = qp->mqp;
 	qp->mqp = NULL;
@@ -446,6 +483,7 @@ int mrbond_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	qp->sq.tail = qp->sq.head;
 	qp->rq.tail = qp->rq.head;
 	spin_unlock_irqrestore(&qp->lock, flags);
+	m = &v->member[qp->member];
 	if (mqp) {
 		ib_destroy_qp(mqp);
 		atomic_dec(&m->qps);
@@ -456,5 +494,23 @@ int mrbond_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 
 	kfree(qp->sq.slot);
 	kfree(qp->rq.slot);
+	return 0;
+}
+
+/* Only the GSI proxy sends with AHs: it reads the attributes at send time. */
+int mrbond_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
+		     struct ib_udata *udata)
+{
+	struct mrbond_ah *ah = to_mrbond_ah(ibah);
+
+	if (udata || init->ah_attr->type != RDMA_AH_ATTR_TYPE_ROCE)
+		return -EOPNOTSUPP;
+	/* Any context: ib_cm creates AHs under spinlocks. */
+	ah->attr = *init->ah_attr;
+	return 0;
+}
+
+int mrbond_destroy_ah(struct ib_ah *ibah, u32 flags)
+{
 	return 0;
 }

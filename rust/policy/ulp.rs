@@ -30,6 +30,19 @@ pub enum KeyRule {
 /// their QP.
 const SPREAD_ULPS: [&[u8]; 4] = [b"nvme_rdma", b"nvmet_rdma", b"ib_srp", b"rpcrdma"];
 
+/// Target ULPs: their QPs are created for connection requests that
+/// arrived, on the device port rdma_cm bound the connection to.
+const PASSIVE_ULPS: [&[u8]; 3] = [b"nvmet_rdma", b"ib_srpt", b"ib_isert"];
+
+/// Whether every QP of the ULP `kern_name` answers a connection request.
+///
+/// On a rail bond such a QP must live on the member whose rail the request
+/// came in on (the port the connection is bound to): the peer's QP is on
+/// that rail, and rails do not reach each other.
+pub fn is_passive(kern_name: &[u8]) -> bool {
+    PASSIVE_ULPS.iter().any(|u| *u == kern_name)
+}
+
 /// The key rule of the ULP called `kern_name`.
 pub fn key_rule(kern_name: &[u8]) -> KeyRule {
     if SPREAD_ULPS.iter().any(|u| *u == kern_name) {

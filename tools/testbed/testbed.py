@@ -103,6 +103,11 @@ class Guest:
                f"MRBOND_SHAPE_RATE={shlex.quote(a.shape_rate)} "
                f"MRBOND_CTL={a.root}/target/debug/mrbondctl "
                f"MRBOND_KSRC={os.path.dirname(os.path.abspath(a.kdir))}/src")
+        # Knobs of single suites, forwarded only when set on the host:
+        # NVME_DEV_MODE=raw runs t1_nvme.sh over a raw rxe member.
+        for var in ("NVME_DEV_MODE",):
+            if os.environ.get(var):
+                env += f" {var}={shlex.quote(os.environ[var])}"
         cmd += ["--exec", f"cd {a.root} && {env} bash {a.script} {self.role}"]
         return cmd
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 //! The per-ULP memory-key rules.
 
-use mrbond_policy::policy::ulp::{key_rule, mr_member, KeyRule};
+use mrbond_policy::policy::ulp::{is_passive, key_rule, mr_member, KeyRule};
 use mrbond_policy::policy::MemberIndex;
 
 fn m(i: usize) -> Option<MemberIndex> {
@@ -28,4 +28,14 @@ fn mr_member_prefers_task_hint_then_last_qp_then_home() {
     assert_eq!(mr_member(None, m(1), m(0)), m(1));
     assert_eq!(mr_member(None, None, m(0)), m(0));
     assert_eq!(mr_member(None, None, None), None);
+}
+
+#[test]
+fn only_target_ulps_are_passive() {
+    for ulp in ["nvmet_rdma", "ib_srpt", "ib_isert"] {
+        assert!(is_passive(ulp.as_bytes()), "{ulp}");
+    }
+    for ulp in ["nvme_rdma", "ib_srp", "rpcrdma", "mrbond_kperf", ""] {
+        assert!(!is_passive(ulp.as_bytes()), "{ulp}");
+    }
 }

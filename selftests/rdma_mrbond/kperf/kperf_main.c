@@ -22,32 +22,62 @@
  *   port=N            port number [1]
  *   gid=A.B.C.D       IPv4 address whose RoCE v2 GID is both the source and
  *                     the destination GID (required): QPs run in loopback
- *   mode=bw|lat|stream
+ *   mode=bw|lat|stream|keycheck
  *                     bw: RDMA WRITE bandwidth, A_i writes to B_i's buffer;
  *                     lat: SEND/RECV ping-pong, A_i pings, B_i echoes;
  *                     stream: SENDs and RDMA WRITEs in both directions for
- *                     duration_ms, meant to be interrupted by faults [bw]
- *   qps=N             QP pairs, 1..16 [1]
- *   size=BYTES        payload per WR [bw 65536, lat 64, stream 4096]
+ *                     duration_ms, meant to be interrupted by faults;
+ *                     keycheck: posts that use another PD's MR (below),
+ *                     needs qps>=2 and pd_per_pair=1 [bw]
+ *   qps=N             QP pairs, 1..16 [1, keycheck 2]
+ *   size=BYTES        payload per WR [bw 65536, lat 64, stream 4096,
+ *                     keycheck 4096 (at least 64)]
  *   depth=N           outstanding WRs per QP, 1..128 [16]
  *   iters=N           WRITEs (bw) or round trips (lat) per pair [1000]
  *   duration_ms=N     stream run time [5000]
  *   shared_cq=0|1     one CQ for every QP, or one CQ per QP [1]
+ *   pd_per_pair=0|1   one PD for every QP, or one PD per pair [0]
  *
- * QP creation order: all qps "A" QPs are created first (A_0..A_n-1), then all
- * "B" QPs (B_0..B_n-1), and A_i is connected to B_i. A device that places
- * QPs round robin over its members (the bond) thus puts A_i and B_i on
- * different members whenever qps is not a multiple of the member count.
+ * QP creation order, with pd_per_pair=0: the PD, then all qps "A" QPs
+ * (A_0..A_n-1), then all "B" QPs (B_0..B_n-1), then the buffers and MRs; A_i
+ * is connected to B_i. A device that places QPs round robin over its members
+ * (the bond) thus puts A_i and B_i on different members whenever qps is not a
+ * multiple of the member count. With pd_per_pair=1, pair by pair: PD_i, A_i,
+ * B_i, then pair i's buffers and MRs, all of PD_i (local SGEs use PD_i's
+ * local_dma_lkey). A device that puts every QP of a PD on the member of its
+ * first QP and binds an MR to the member of its PD's QPs (the bond, for a ULP
+ * it does not know) thus keeps each pair, MRs included, on one member.
  *
- * Result keys: dev, mode, qps, size, depth, shared_cq, bytes, elapsed_ns,
- * mbps (payload megabit/s), lat_p50_ns and lat_p99_ns (lat), posted,
- * completed_ok, completed_flush, completed_err (other statuses),
+ * keycheck sets the pairs up as bw does (connected QPs, B_i's FRWR target
+ * registered with REG_MR), plus depth RECVs on every B_i so that a probe
+ * SEND that gets through completes, then posts on A_1, of PD_1, two
+ * signaled WRs that use pair 0's MR (B_0's, of PD_0):
+ * a SEND of 64 bytes whose SGE is that MR's lkey and address, and a REG_MR of
+ * that MR with its current key and LOCAL_WRITE access. Each post's return
+ * value is recorded; a WR that a post accepted is reaped like any other, and
+ * its completion status recorded, whatever it is. A device that binds MRs to
+ * members rejects both posts with -EINVAL when PD_0 and PD_1 live on
+ * different members; another device fails them in their completions at the
+ * latest. status=ok tells that the run itself worked (setup, teardown,
+ * exactly-once completions): the probes' results are for the caller to
+ * judge.
+ *
+ * Result keys: dev, mode, qps, size, depth, shared_cq, pd_per_pair, bytes,
+ * elapsed_ns, mbps (payload megabit/s), lat_p50_ns and lat_p99_ns (lat),
+ * posted, completed_ok, completed_flush, completed_err (other statuses),
  * rq_flushed_at_stop (RECVs flushed by the tool's own final move to the
  * error state), duplicates (a WR completed twice), lost (posted, never
  * completed 10 s after stopping), verify_errors (payload mismatches, which
  * include the seq_dups and seq_gaps of the SEND sequence), post_errors,
  * status=ok|error and error=TEXT. posted = completed_ok + completed_flush +
  * completed_err + rq_flushed_at_stop + lost when duplicates is 0.
+ *
+ * keycheck adds keycheck_rets=A,B (the return values of the SEND's and the
+ * REG_MR's posts), keycheck_wc=A,B (the enum ib_wc_status of an accepted
+ * probe's completion, which the log names; "-" for a rejected probe),
+ * keycheck_einval (how many of the two posts returned -EINVAL) and
+ * keycheck_recv (probe SENDs that B_1 received). The probes' completions are
+ * counted in posted and completed_*, but do not fail the run.
  *
  * stream is the exactly-once checker of failover tests: completion errors
  * are expected there. The first failed completion of a QP stops all posting
@@ -56,16 +86,16 @@
  * order, exactly once. status=ok iff duplicates, lost and verify_errors are
  * 0. In bw and lat, any failed or flushed completion is an error.
  *
- * Mechanics: one PD without an unsafe global rkey, IB_POLL_DIRECT CQs polled
- * by the writer (with cond_resched(), sleeping only after 20 ms without a
- * completion; 10 s without any completion is a stall), kmalloc'd DMA-mapped
- * buffers with the PD's local_dma_lkey, an FRWR-registered RDMA WRITE target
- * (IB_WR_REG_MR at start, IB_WR_LOCAL_INV at the end), RC QPs connected back
- * to back without rdma_cm. Teardown: move every QP to the error state and
- * reap every WR, ib_drain_qp(), ib_dereg_mr(), ib_destroy_qp(),
- * ib_free_cq(), unmap, ib_dealloc_pd(). If WRs were lost, ib_drain_qp()
- * (which waits without bound) is skipped and the QPs are destroyed as they
- * are.
+ * Mechanics: one PD (or one per pair) without an unsafe global rkey,
+ * IB_POLL_DIRECT CQs polled by the writer (with cond_resched(), sleeping only
+ * after 20 ms without a completion; 10 s without any completion is a stall),
+ * kmalloc'd DMA-mapped buffers with their PD's local_dma_lkey, an
+ * FRWR-registered RDMA WRITE target (IB_WR_REG_MR at start, IB_WR_LOCAL_INV
+ * at the end), RC QPs connected back to back without rdma_cm. Teardown: move
+ * every QP to the error state and reap every WR, ib_drain_qp(),
+ * ib_dereg_mr(), ib_destroy_qp(), ib_free_cq(), unmap, ib_dealloc_pd() of
+ * every PD. If WRs were lost, ib_drain_qp() (which waits without bound) is
+ * skipped and the QPs are destroyed as they are.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -100,17 +130,24 @@
 #define KPERF_MAGIC		0x6b706572	/* "kper" */
 #define KPERF_CMD_MAX		512
 #define KPERF_RESULT_MAX	2048
+#define KPERF_PROBE_LEN		64	/* keycheck: bytes of the probe SEND */
 #define KPERF_ACCESS		(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
 				 IB_ACCESS_REMOTE_READ)
 
-enum kperf_mode { KPERF_BW, KPERF_LAT, KPERF_STREAM };
+enum kperf_mode { KPERF_BW, KPERF_LAT, KPERF_STREAM, KPERF_KEYCHECK };
 
-static const char * const kperf_mode_names[] = { "bw", "lat", "stream" };
+static const char * const kperf_mode_names[] = { "bw", "lat", "stream", "keycheck" };
 
-enum kperf_op { KPERF_OP_SEND, KPERF_OP_WRITE, KPERF_OP_RECV, KPERF_OP_REG, KPERF_OP_INV };
+/* The keycheck probes come last, in the order they are posted. */
+enum kperf_op {
+	KPERF_OP_SEND, KPERF_OP_WRITE, KPERF_OP_RECV, KPERF_OP_REG, KPERF_OP_INV,
+	KPERF_OP_PROBE_SEND, KPERF_OP_PROBE_REG
+};
+
+#define KPERF_NPROBES		2
 
 static const char * const kperf_op_names[] = {
-	"SEND", "RDMA_WRITE", "RECV", "REG_MR", "LOCAL_INV"
+	"SEND", "RDMA_WRITE", "RECV", "REG_MR", "LOCAL_INV", "probe SEND", "probe REG_MR"
 };
 
 struct kperf_params {
@@ -124,6 +161,7 @@ struct kperf_params {
 	u32 iters;
 	u32 duration_ms;
 	u32 shared_cq;
+	u32 pd_per_pair;
 };
 
 /* Head of every SEND payload; the rest is a pattern seeded by it. */
@@ -167,6 +205,7 @@ struct kperf_ep {
 	struct kperf_ep *peer;
 	u32 pair;
 	u32 side;
+	struct ib_pd *pd;	/* the run's PD, or the pair's */
 	struct ib_cq *cq;
 	struct ib_qp *qp;
 	bool qp_init;		/* left RESET: must be drained */
@@ -195,7 +234,8 @@ struct kperf_ep {
 struct kperf_run {
 	struct kperf_params p;
 	struct ib_device *dev;
-	struct ib_pd *pd;
+	u32 npd;
+	struct ib_pd **pds;	/* one, or one per pair */
 	const struct ib_gid_attr *sgid_attr;
 	union ib_gid gid;
 	u8 dmac[ETH_ALEN];
@@ -223,6 +263,12 @@ struct kperf_run {
 	u64 seq_dups;
 	u64 seq_gaps;
 	u64 post_errors;
+	/* keycheck */
+	int kc_ret[KPERF_NPROBES];
+	bool kc_done[KPERF_NPROBES];
+	enum ib_wc_status kc_wc[KPERF_NPROBES];
+	u64 kc_failed;		/* probe completions counted in flush or err */
+	u64 kc_recv;
 	int rc;
 	char error[160];
 };
@@ -408,7 +454,7 @@ static int kperf_post_data(struct kperf_ep *ep, enum kperf_op op)
 		kperf_post_failed(ep, op, -ENOSPC);
 		return -ENOSPC;
 	}
-	sge.lkey = r->pd->local_dma_lkey;
+	sge.lkey = ep->pd->local_dma_lkey;
 	sge.length = r->p.size;
 	wr.wr.wr_cqe = &s->cqe;
 	wr.wr.sg_list = &sge;
@@ -453,7 +499,7 @@ static int kperf_post_recv(struct kperf_ep *ep)
 	}
 	sge.addr = s->dma;
 	sge.length = r->p.size;
-	sge.lkey = r->pd->local_dma_lkey;
+	sge.lkey = ep->pd->local_dma_lkey;
 	wr.wr_cqe = &s->cqe;
 	wr.sg_list = &sge;
 	wr.num_sge = 1;
@@ -521,6 +567,52 @@ static int kperf_post_inv(struct kperf_ep *ep)
 	return ret;
 }
 
+/*
+ * keycheck: a signaled SEND or REG_MR on @ep that uses @mr, an MR of another
+ * PD. Returns the post's return value, which is the result, not a failure
+ * of the run: an accepted WR is reaped like any other.
+ */
+static int kperf_post_probe(struct kperf_ep *ep, enum kperf_op op, struct ib_mr *mr)
+{
+	struct kperf_slot *s = kperf_slot_get(&ep->sq);
+	struct ib_send_wr send = {};
+	struct ib_reg_wr reg = {};
+	struct ib_send_wr *wr;
+	struct ib_sge sge;
+	int ret;
+
+	if (!s) {
+		kperf_fail(ep->run, "pair %u%c: no free slot for a %s", ep->pair,
+			   kperf_side(ep), kperf_op_names[op]);
+		return -ENOSPC;
+	}
+	if (op == KPERF_OP_PROBE_SEND) {
+		sge.addr = mr->iova;
+		sge.length = KPERF_PROBE_LEN;
+		sge.lkey = mr->lkey;
+		send.opcode = IB_WR_SEND;
+		send.sg_list = &sge;
+		send.num_sge = 1;
+		wr = &send;
+	} else {
+		reg.wr.opcode = IB_WR_REG_MR;
+		reg.mr = mr;
+		reg.key = mr->rkey;
+		reg.access = IB_ACCESS_LOCAL_WRITE;
+		wr = &reg.wr;
+	}
+	wr->wr_cqe = &s->cqe;
+	wr->send_flags = IB_SEND_SIGNALED;
+	kperf_slot_mark(s, op, true);
+	ret = ib_post_send(ep->qp, wr, NULL);
+	if (ret)
+		kperf_slot_mark(s, op, false);
+	pr_info("%s: pair %u%c: posting %s with pair 0's MR (lkey %#x rkey %#x): %d\n",
+		ep->run->p.dev, ep->pair, kperf_side(ep), kperf_op_names[op], mr->lkey,
+		mr->rkey, ret);
+	return ret;
+}
+
 static void kperf_post_ping(struct kperf_ep *ep)
 {
 	ep->ping_t0 = ktime_get_ns();
@@ -534,6 +626,13 @@ static void kperf_recv_done(struct kperf_ep *ep, struct kperf_slot *s, struct ib
 	struct kperf_run *r = ep->run;
 
 	ib_dma_sync_single_for_cpu(r->dev, s->dma, r->p.size, DMA_FROM_DEVICE);
+	if (r->p.mode == KPERF_KEYCHECK) {
+		/* A probe SEND got through: pair 0's bytes, not a message. */
+		r->kc_recv++;
+		pr_info("%s: pair %u%c: received a probe SEND of %u bytes\n", r->p.dev,
+			ep->pair, kperf_side(ep), wc->byte_len);
+		return;
+	}
 	kperf_check_msg(ep, s->buf, wc->byte_len);
 	if (ep->stopped || r->at_stop)
 		return;
@@ -595,6 +694,17 @@ static void kperf_done(struct ib_cq *cq, struct ib_wc *wc)
 		r->stop_flush++;
 	else
 		r->flush++;
+	if (s->op >= KPERF_OP_PROBE_SEND) {
+		/* keycheck: whatever the status, a result, not a failure. */
+		r->kc_done[s->op - KPERF_OP_PROBE_SEND] = true;
+		r->kc_wc[s->op - KPERF_OP_PROBE_SEND] = wc->status;
+		if (wc->status != IB_WC_SUCCESS)
+			r->kc_failed++;
+		pr_info("%s: pair %u%c: %s completed with %s (vendor_err %#x)\n", r->p.dev,
+			ep->pair, kperf_side(ep), kperf_op_names[s->op],
+			ib_wc_status_msg(wc->status), wc->vendor_err);
+		return;
+	}
 	if (wc->status != IB_WC_SUCCESS) {
 		kperf_wc_failed(ep, s, wc);
 		return;
@@ -614,6 +724,8 @@ static void kperf_done(struct ib_cq *cq, struct ib_wc *wc)
 		break;
 	case KPERF_OP_INV:
 		ep->mr_valid = false;
+		break;
+	default:
 		break;
 	}
 }
@@ -791,7 +903,7 @@ static int kperf_create_qp(struct kperf_run *r, struct kperf_ep *ep)
 	};
 	struct ib_qp *qp;
 
-	qp = ib_create_qp(r->pd, &init);
+	qp = ib_create_qp(ep->pd, &init);
 	if (IS_ERR(qp)) {
 		kperf_fail(r, "pair %u%c: ib_create_qp: %ld", ep->pair, kperf_side(ep),
 			   PTR_ERR(qp));
@@ -805,15 +917,18 @@ static int kperf_create_qp(struct kperf_run *r, struct kperf_ep *ep)
 static int kperf_ep_bufs(struct kperf_run *r, struct kperf_ep *ep)
 {
 	enum kperf_mode mode = r->p.mode;
-	bool msgs = mode != KPERF_BW;
-	bool wsrc = mode == KPERF_STREAM || (mode == KPERF_BW && !ep->side);
+	bool bw = mode == KPERF_BW || mode == KPERF_KEYCHECK;
+	bool msgs = !bw;
+	/* keycheck: B_i receives a probe SEND that gets through. */
+	bool rbufs = msgs || (mode == KPERF_KEYCHECK && ep->side);
+	bool wsrc = mode == KPERF_STREAM || (bw && !ep->side);
 	bool tgt = mode == KPERF_STREAM || ep->side;
 	u32 size = r->p.size, npages;
 	int ret;
 
 	ret = kperf_queue_init(r, ep, &ep->sq, msgs, DMA_TO_DEVICE);
 	if (!ret)
-		ret = kperf_queue_init(r, ep, &ep->rq, msgs, DMA_FROM_DEVICE);
+		ret = kperf_queue_init(r, ep, &ep->rq, rbufs, DMA_FROM_DEVICE);
 	if (ret)
 		goto nomem;
 	if (wsrc) {
@@ -837,7 +952,7 @@ static int kperf_ep_bufs(struct kperf_run *r, struct kperf_ep *ep)
 	sg_dma_address(&ep->tgt_sg) = ep->tgt_dma;
 	sg_dma_len(&ep->tgt_sg) = size;
 	npages = DIV_ROUND_UP(offset_in_page(ep->tgt) + size, PAGE_SIZE);
-	ep->mr = ib_alloc_mr(r->pd, IB_MR_TYPE_MEM_REG, npages);
+	ep->mr = ib_alloc_mr(ep->pd, IB_MR_TYPE_MEM_REG, npages);
 	if (IS_ERR(ep->mr)) {
 		ret = PTR_ERR(ep->mr);
 		ep->mr = NULL;
@@ -949,9 +1064,73 @@ static int kperf_find_gid(struct kperf_run *r)
 	return 0;
 }
 
+static struct ib_pd *kperf_alloc_pd(struct kperf_run *r)
+{
+	struct ib_pd *pd = ib_alloc_pd(r->dev, 0);
+
+	if (IS_ERR(pd)) {
+		kperf_fail(r, "ib_alloc_pd: %ld", PTR_ERR(pd));
+		return pd;
+	}
+	r->pds[r->npd++] = pd;
+	return pd;
+}
+
+/*
+ * pd_per_pair: pair by pair, the PD, A_i, B_i, then their buffers and MRs,
+ * so that a device that binds an MR to the member of its PD's QPs sees the
+ * QPs first.
+ */
+static int kperf_setup_pairs(struct kperf_run *r)
+{
+	struct ib_pd *pd;
+	u32 i, k;
+	int ret;
+
+	for (i = 0; i < r->p.qps; i++) {
+		struct kperf_ep *ab[2] = { &r->eps[i], &r->eps[r->p.qps + i] };
+
+		pd = kperf_alloc_pd(r);
+		if (IS_ERR(pd))
+			return PTR_ERR(pd);
+		for (k = 0; k < 2; k++) {
+			ab[k]->pd = pd;
+			ret = kperf_create_qp(r, ab[k]);
+			if (ret)
+				return ret;
+		}
+		for (k = 0; k < 2; k++) {
+			ret = kperf_ep_bufs(r, ab[k]);
+			if (ret)
+				return ret;
+		}
+	}
+	return 0;
+}
+
+/* One PD: every A QP first, then every B QP, then buffers and MRs. */
+static int kperf_setup_shared_pd(struct kperf_run *r)
+{
+	u32 n = 2 * r->p.qps, i;
+	int ret;
+
+	for (i = 0; i < n; i++) {
+		ret = kperf_create_qp(r, &r->eps[i]);
+		if (ret)
+			return ret;
+	}
+	for (i = 0; i < n; i++) {
+		ret = kperf_ep_bufs(r, &r->eps[i]);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
 static int kperf_setup(struct kperf_run *r)
 {
 	u32 n = 2 * r->p.qps, per_ep = 2 * (r->p.depth + 4) + 2;
+	struct ib_pd *pd = NULL;
 	u32 i, ncq;
 	int ret;
 
@@ -970,12 +1149,16 @@ static int kperf_setup(struct kperf_run *r)
 		return -EINVAL;
 	}
 
-	r->pd = ib_alloc_pd(r->dev, 0);
-	if (IS_ERR(r->pd)) {
-		ret = PTR_ERR(r->pd);
-		r->pd = NULL;
-		kperf_fail(r, "ib_alloc_pd: %d", ret);
-		return ret;
+	r->pds = kcalloc(r->p.pd_per_pair ? r->p.qps : 1, sizeof(*r->pds), GFP_KERNEL);
+	if (!r->pds) {
+		kperf_fail(r, "out of memory");
+		return -ENOMEM;
+	}
+	/* The shared PD comes first, as it always did. */
+	if (!r->p.pd_per_pair) {
+		pd = kperf_alloc_pd(r);
+		if (IS_ERR(pd))
+			return PTR_ERR(pd);
 	}
 	ncq = r->p.shared_cq ? 1 : n;
 	r->cqs = kcalloc(ncq, sizeof(*r->cqs), GFP_KERNEL);
@@ -1006,18 +1189,12 @@ static int kperf_setup(struct kperf_run *r)
 		ep->pair = i % r->p.qps;
 		ep->peer = &r->eps[ep->side ? ep->pair : r->p.qps + ep->pair];
 		ep->cq = r->cqs[r->p.shared_cq ? 0 : i];
+		ep->pd = r->p.pd_per_pair ? NULL : pd;
 	}
-	/* The order matters: every A QP first, then every B QP. */
-	for (i = 0; i < n; i++) {
-		ret = kperf_create_qp(r, &r->eps[i]);
-		if (ret)
-			return ret;
-	}
-	for (i = 0; i < n; i++) {
-		ret = kperf_ep_bufs(r, &r->eps[i]);
-		if (ret)
-			return ret;
-	}
+	/* The order matters: see the top comment. */
+	ret = r->p.pd_per_pair ? kperf_setup_pairs(r) : kperf_setup_shared_pd(r);
+	if (ret)
+		return ret;
 	for (i = 0; i < n; i++) {
 		ret = kperf_connect(r, &r->eps[i]);
 		if (ret)
@@ -1038,6 +1215,8 @@ static int kperf_setup(struct kperf_run *r)
 	for (i = 0; i < n; i++) {
 		u32 k;
 
+		if (r->p.mode == KPERF_KEYCHECK && !r->eps[i].side)
+			continue;
 		for (k = 0; k < r->p.depth; k++) {
 			ret = kperf_post_recv(&r->eps[i]);
 			if (ret)
@@ -1182,6 +1361,25 @@ static int kperf_stream(struct kperf_run *r)
 }
 
 /*
+ * keycheck: A_1 (PD_1) posts a SEND and a REG_MR that use pair 0's MR
+ * (B_0's, PD_0). The return values are the result; whatever was accepted
+ * is waited for here, its completion status recorded by kperf_done().
+ */
+static int kperf_keycheck(struct kperf_run *r)
+{
+	struct kperf_ep *a1 = &r->eps[1];
+	struct ib_mr *mr = r->eps[r->p.qps].mr;
+	u32 i;
+	int ret;
+
+	for (i = 0; i < KPERF_NPROBES; i++)
+		r->kc_ret[i] = kperf_post_probe(a1, KPERF_OP_PROBE_SEND + i, mr);
+	ret = kperf_wait(r, kperf_sq_idle, NULL, true);
+	r->t_end = ktime_get_ns();
+	return kperf_wait_fail(r, ret, "the keycheck probes");
+}
+
+/*
  * Every SEND that completed successfully was received (SEND completions come
  * in order, so they are the first sends_ok of the sequence), and the RDMA
  * WRITE targets hold the writers' pattern once a WRITE completed.
@@ -1292,8 +1490,8 @@ static void kperf_teardown(struct kperf_run *r)
 		kfree(ep->wsrc);
 		kfree(ep->tgt);
 	}
-	if (r->pd)
-		ib_dealloc_pd(r->pd);
+	for (i = 0; i < r->npd; i++)
+		ib_dealloc_pd(r->pds[i]);
 	if (r->sgid_attr)
 		rdma_put_gid_attr(r->sgid_attr);
 }
@@ -1313,7 +1511,8 @@ static bool kperf_ok(struct kperf_run *r)
 		return false;
 	if (r->p.mode == KPERF_STREAM)
 		return true;
-	return !r->flush && !r->err && !r->post_errors;
+	/* The keycheck probes may fail in their completions: a result. */
+	return r->flush + r->err == r->kc_failed && !r->post_errors;
 }
 
 static void kperf_report(struct kperf_run *r)
@@ -1340,9 +1539,9 @@ static void kperf_report(struct kperf_run *r)
 		mbps = div64_u64(bytes * 8 * 1000, elapsed);
 
 	len += scnprintf(buf + len, max - len,
-			 "dev=%s\nmode=%s\nqps=%u\nsize=%u\ndepth=%u\nshared_cq=%u\n",
+			 "dev=%s\nmode=%s\nqps=%u\nsize=%u\ndepth=%u\nshared_cq=%u\npd_per_pair=%u\n",
 			 r->p.dev, kperf_mode_names[r->p.mode], r->p.qps, r->p.size,
-			 r->p.depth, r->p.shared_cq);
+			 r->p.depth, r->p.shared_cq, r->p.pd_per_pair);
 	if (r->p.mode == KPERF_STREAM)
 		len += scnprintf(buf + len, max - len, "duration_ms=%u\n", r->p.duration_ms);
 	else
@@ -1367,6 +1566,22 @@ static void kperf_report(struct kperf_run *r)
 			 "verify_errors=%llu\nseq_dups=%llu\nseq_gaps=%llu\npost_errors=%llu\n",
 			 r->posted, r->ok, r->flush, r->err, r->stop_flush, r->dups, r->lost,
 			 r->verify_errors, r->seq_dups, r->seq_gaps, r->post_errors);
+	if (r->p.mode == KPERF_KEYCHECK) {
+		u32 einval = 0;
+
+		len += scnprintf(buf + len, max - len, "keycheck_rets=%d,%d\nkeycheck_wc=",
+				 r->kc_ret[0], r->kc_ret[1]);
+		for (i = 0; i < KPERF_NPROBES; i++) {
+			einval += r->kc_ret[i] == -EINVAL;
+			if (r->kc_done[i])
+				len += scnprintf(buf + len, max - len, "%s%d", i ? "," : "",
+						 r->kc_wc[i]);
+			else
+				len += scnprintf(buf + len, max - len, "%s-", i ? "," : "");
+		}
+		len += scnprintf(buf + len, max - len, "\nkeycheck_einval=%u\nkeycheck_recv=%llu\n",
+				 einval, r->kc_recv);
+	}
 	if (kperf_ok(r))
 		len += scnprintf(buf + len, max - len, "status=ok\n");
 	else
@@ -1406,8 +1621,10 @@ static int kperf_run(const struct kperf_params *p)
 			ret = kperf_bw(r);
 		else if (p->mode == KPERF_LAT)
 			ret = kperf_lat(r);
-		else
+		else if (p->mode == KPERF_STREAM)
 			ret = kperf_stream(r);
+		else
+			ret = kperf_keycheck(r);
 	}
 	kperf_stop(r);
 	kperf_teardown(r);
@@ -1416,6 +1633,7 @@ static int kperf_run(const struct kperf_params *p)
 	ib_device_put(r->dev);
 	kfree(r->eps);
 	kfree(r->cqs);
+	kfree(r->pds);
 	kvfree(r->lat);
 	kfree(r);
 	return ret;
@@ -1438,6 +1656,7 @@ static const struct kperf_key kperf_keys[] = {
 	{ "iters", offsetof(struct kperf_params, iters), 1, KPERF_MAX_ITERS },
 	{ "duration_ms", offsetof(struct kperf_params, duration_ms), 1, 3600000 },
 	{ "shared_cq", offsetof(struct kperf_params, shared_cq), 0, 1 },
+	{ "pd_per_pair", offsetof(struct kperf_params, pd_per_pair), 0, 1 },
 };
 
 static int kperf_parse_kv(struct kperf_params *p, const char *key, const char *val,
@@ -1488,7 +1707,6 @@ static int kperf_parse(char *cmd, struct kperf_params *p)
 
 	memset(p, 0, sizeof(*p));
 	p->port = 1;
-	p->qps = 1;
 	p->depth = 16;
 	p->iters = 1000;
 	p->duration_ms = 5000;
@@ -1512,9 +1730,21 @@ static int kperf_parse(char *cmd, struct kperf_params *p)
 		pr_err("missing key %s\n", have_dev ? "gid" : "dev");
 		return -EINVAL;
 	}
+	if (!p->qps)
+		p->qps = p->mode == KPERF_KEYCHECK ? 2 : 1;
+	if (p->mode == KPERF_KEYCHECK && (p->qps < 2 || !p->pd_per_pair)) {
+		pr_err("mode: keycheck needs qps>=2 and pd_per_pair=1 (qps=%u pd_per_pair=%u)\n",
+		       p->qps, p->pd_per_pair);
+		return -EINVAL;
+	}
 	if (!p->size)
 		p->size = p->mode == KPERF_BW ? 65536 : p->mode == KPERF_LAT ? 64 : 4096;
-	if (p->mode != KPERF_BW &&
+	if (p->mode == KPERF_KEYCHECK && p->size < KPERF_PROBE_LEN) {
+		pr_err("size: %u is below the %u bytes of the keycheck probe SEND\n", p->size,
+		       KPERF_PROBE_LEN);
+		return -EINVAL;
+	}
+	if (p->mode != KPERF_BW && p->mode != KPERF_KEYCHECK &&
 	    (p->size < sizeof(struct kperf_hdr) || p->size > KPERF_MAX_MSG_SIZE)) {
 		pr_err("size: %u is out of range %zu..%u for SEND/RECV\n", p->size,
 		       sizeof(struct kperf_hdr), KPERF_MAX_MSG_SIZE);
@@ -1525,8 +1755,16 @@ static int kperf_parse(char *cmd, struct kperf_params *p)
 		       KPERF_MAX_LAT_SAMPLES);
 		return -EINVAL;
 	}
-	/* Per QP: two queues of 2 * (depth + 4) slots, a source and a target. */
-	bytes = (u64)2 * p->qps * p->size * (p->mode == KPERF_BW ? 2 : 4 * (p->depth + 4) + 2);
+	/*
+	 * Per QP: two queues of 2 * (depth + 4) slots, a source and a target;
+	 * keycheck has B's RECV slots only.
+	 */
+	if (p->mode == KPERF_BW)
+		bytes = (u64)2 * p->qps * p->size * 2;
+	else if (p->mode == KPERF_KEYCHECK)
+		bytes = (u64)p->qps * p->size * (2 * (p->depth + 4) + 2);
+	else
+		bytes = (u64)2 * p->qps * p->size * (4 * (p->depth + 4) + 2);
 	if (bytes > KPERF_MAX_BUF_BYTES) {
 		pr_err("size: %llu bytes of buffers for qps=%u depth=%u size=%u, over %u\n",
 		       bytes, p->qps, p->depth, p->size, KPERF_MAX_BUF_BYTES);

@@ -1,0 +1,466 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The vdev's QP1 (GSI), which carries the connection manager's MADs. It has
+ * no wire of its own, so it is a proxy:
+ *
+ *  - Send: ib_mad posts a MAD on the vdev QP1; a work item sends a copy
+ *    through a send-only MAD agent on a member, then completes the vdev WR
+ *    with the member's status. The member is the one hosting the QP that a
+ *    CM REQ or REP speaks for (its local QPN): the peer's REQ then arrives
+ *    on the rail of that QP, and the passive side puts its QP there. Other
+ *    MADs go out on the member Rust names for the port.
+ *  - Receive: replies (REP, RTU, DREQ, ...) need nothing: ib_cm matches them
+ *    by communication ID in global tables, whichever device got them. A REQ
+ *    is matched by (device, service ID) on the member that got it, so every
+ *    member listens on the service IDs of cm_ports with a handler that
+ *    copies the REQ into the vdev QP1 of that member's port as a received
+ *    MAD, and returns -ENOMEM, which makes ib_cm drop its own copy without
+ *    a REJ. The vdev's ib_cm and rdma_cm then accept it on the vdev.
+ */
+
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/ip.h>
+#include <linux/moduleparam.h>
+#include <linux/slab.h>
+#include <linux/workqueue.h>
+#include <net/ip.h>
+#include <rdma/ib_cache.h>
+#include <rdma/ib_cm.h>
+#include <rdma/ib_mad.h>
+#include <rdma/ibta_vol1_c12.h>
+#include <rdma/rdma_cm.h>
+
+#include "rdma_mrbond_verbs_priv.h"
+
+static ushort cm_ports[MRBOND_CM_PORTS_MAX] = { 4420 };
+static int cm_ports_count = 1;
+module_param_array(cm_ports, ushort, &cm_ports_count, 0444);
+MODULE_PARM_DESC(cm_ports,
+		 "TCP ports of rdma_cm listeners on bonds: connection requests for them are taken from the members (default: 4420, NVMe-oF)");
+
+/* Where rdma_cm puts a listener on TCP port (rdma_get_service_id()). */
+static __be64 mrbond_service_id(u16 port)
+{
+	return cpu_to_be64(((u64)RDMA_PS_TCP << 16) + port);
+}
+
+/* The received GRH area: 40 bytes, an IPv4 header in the last 20. */
+#define MRBOND_GRH_LEN		sizeof(struct ib_grh)
+/* ib_cm hands its handler the private data of the REQ MAD it got. */
+#define MRBOND_REQ_PDATA_OFFSET	(140 + sizeof(struct ib_mad_hdr))
+
+struct mrbond_gsi_job {
+	struct work_struct work;
+	struct mrbond_vdev *v;
+	u32 port;		/* the vdev port of the QP1 */
+	u64 wr_id;
+	struct rdma_ah_attr ah;	/* the vdev AH's, alive until completion */
+	u32 remote_qpn;
+	u16 pkey_index;
+	u32 len;
+	u8 mad[IB_MGMT_MAD_SIZE];
+};
+
+int mrbond_gsi_create(struct mrbond_vdev *v, struct mrbond_qp *qp,
+		      struct ib_qp_init_attr *init)
+{
+	u32 port = init->port_num;
+	unsigned long flags;
+	u32 size;
+
+	if (port < 1 || port > v->nports || init->cap.max_send_sge > 2 ||
+	    init->cap.max_recv_sge != 1)
+		return -EINVAL;
+	size = roundup_pow_of_two(init->cap.max_recv_wr + 1);
+	qp->grq = kcalloc(size, sizeof(*qp->grq), GFP_KERNEL);
+	if (!qp->grq)
+		return -ENOMEM;
+	qp->grq_mask = size - 1;
+	qp->gsi_port = port;
+	qp->ibqp.qp_num = 1;
+
+	spin_lock_irqsave(&v->gsi_lock, flags);
+	if (v->gsi_qp[port]) {
+		spin_unlock_irqrestore(&v->gsi_lock, flags);
+		kfree(qp->grq);
+		return -EBUSY;
+	}
+	v->gsi_qp[port] = qp;
+	spin_unlock_irqrestore(&v->gsi_lock, flags);
+	return 0;
+}
+
+void mrbond_gsi_destroy(struct mrbond_vdev *v, struct mrbond_qp *qp)
+{
+	unsigned long flags;
+
+	/* Sends still in flight complete into nothing from now on. */
+	spin_lock_irqsave(&v->gsi_lock, flags);
+	v->gsi_qp[qp->gsi_port] = NULL;
+	spin_unlock_irqrestore(&v->gsi_lock, flags);
+	kfree(qp->grq);
+}
+
+/* A completion on the QP1 of port, if it still exists. */
+static void mrbond_gsi_complete(struct mrbond_vdev *v, u32 port,
+				struct ib_wc *wc, bool recv)
+{
+	struct mrbond_qp *qp;
+	struct mrbond_cq *cq;
+	unsigned long flags;
+
+	spin_lock_irqsave(&v->gsi_lock, flags);
+	qp = v->gsi_qp[port];
+	if (qp) {
+		cq = recv ? qp->rcq : qp->scq;
+		wc->qp = &qp->ibqp;
+		if (!recv)
+			atomic_dec(&qp->gsi_sends);
+		if (mrbond_cq_push(cq, wc))
+			mrbond_cq_kick(cq);
+	}
+	spin_unlock_irqrestore(&v->gsi_lock, flags);
+}
+
+static void mrbond_gsi_send_done(struct mrbond_gsi_job *job,
+				 enum ib_wc_status status)
+{
+	struct ib_wc wc = {
+		.wr_id = job->wr_id,
+		.status = status,
+		.opcode = IB_WC_SEND,
+	};
+
+	mrbond_gsi_complete(job->v, job->port, &wc, false);
+	kfree(job);
+}
+
+/* The member agent sent it (or gave up): so has the vdev QP1. */
+static void mrbond_gsi_sent(struct ib_mad_agent *agent,
+			    struct ib_mad_send_wc *mwc)
+{
+	struct ib_mad_send_buf *msg = mwc->send_buf;
+	struct mrbond_gsi_job *job = msg->context[0];
+
+	rdma_destroy_ah(msg->ah, 0);
+	ib_free_send_mad(msg);
+	mrbond_gsi_send_done(job, mwc->status);
+}
+
+/*
+ * The member hosting the QP a CM REQ or REP speaks for, or -1. Under
+ * objs_lock, which keeps the QP alive.
+ */
+static int mrbond_gsi_qp_member(struct mrbond_vdev *v,
+				const struct mrbond_gsi_job *job)
+{
+	const struct ib_mad_hdr *hdr = (const void *)job->mad;
+	struct mrbond_qp *qp;
+	void *entry;
+	u32 qpn;
+
+	if (hdr->mgmt_class != IB_MGMT_CLASS_CM)
+		return -1;
+	if (hdr->attr_id == CM_REQ_ATTR_ID)
+		qpn = IBA_GET(CM_REQ_LOCAL_QPN, (struct cm_req_msg *)job->mad);
+	else if (hdr->attr_id == CM_REP_ATTR_ID)
+		qpn = IBA_GET(CM_REP_LOCAL_QPN, (struct cm_rep_msg *)job->mad);
+	else
+		return -1;
+	entry = xa_load(&v->qpns, qpn);
+	if (!entry || xa_is_value(entry))
+		return -1;
+	qp = entry;
+	return qp->member;
+}
+
+static void mrbond_gsi_send_work(struct work_struct *work)
+{
+	struct mrbond_gsi_job *job = container_of(work, struct mrbond_gsi_job,
+						  work);
+	struct mrbond_vdev *v = job->v;
+	const struct ib_mad_hdr *hdr = (const void *)job->mad;
+	const struct ib_gid_attr *mgid;
+	struct ib_mad_send_buf *msg;
+	struct rdma_ah_attr mav;
+	struct ib_mad_agent *agent;
+	struct ib_ah *mah;
+	int member, fallback, ret;
+
+	/* Rust's choice first: it takes Rust locks, never under objs_lock. */
+	fallback = mrbond_rs_gsi_member(v->bond, job->port);
+
+	mutex_lock(&v->objs_lock);
+	member = mrbond_gsi_qp_member(v, job);
+	if (member < 0)
+		member = fallback;
+	ret = -ENETDOWN;
+	if (member < 0 || member >= MRBOND_MAX_MEMBERS)
+		goto fail;
+	agent = v->member[member].mad_agent;
+	if (!agent || !v->member[member].dev)
+		goto fail;
+
+	mgid = mrbond_member_av(v, member, &job->ah, &mav);
+	if (IS_ERR(mgid)) {
+		ret = PTR_ERR(mgid);
+		goto fail;
+	}
+	mah = rdma_create_ah(agent->qp->pd, &mav, RDMA_CREATE_AH_SLEEPABLE);
+	rdma_put_gid_attr(mgid);
+	if (IS_ERR(mah)) {
+		ret = PTR_ERR(mah);
+		goto fail;
+	}
+	msg = ib_create_send_mad(agent, job->remote_qpn, job->pkey_index, 0,
+				 IB_MGMT_MAD_HDR, job->len - IB_MGMT_MAD_HDR,
+				 GFP_KERNEL, hdr->base_version);
+	if (IS_ERR(msg)) {
+		ret = PTR_ERR(msg);
+		rdma_destroy_ah(mah, RDMA_DESTROY_AH_SLEEPABLE);
+		goto fail;
+	}
+	memcpy(msg->mad, job->mad, job->len);
+	msg->ah = mah;
+	msg->context[0] = job;
+	ret = ib_post_send_mad(msg, NULL);
+	if (ret) {
+		ib_free_send_mad(msg);
+		rdma_destroy_ah(mah, RDMA_DESTROY_AH_SLEEPABLE);
+		goto fail;
+	}
+	mutex_unlock(&v->objs_lock);
+	return;
+
+fail:
+	mutex_unlock(&v->objs_lock);
+	pr_warn_ratelimited("%s: MAD class %#x attr %#x not sent: %d\n",
+			    dev_name(&v->ibdev.dev), hdr->mgmt_class,
+			    be16_to_cpu(hdr->attr_id), ret);
+	mrbond_gsi_send_done(job, IB_WC_GENERAL_ERR);
+}
+
+/* ib_mad's UD send on the vdev QP1: copied and sent from process context. */
+int mrbond_gsi_post_send(struct mrbond_vdev *v, struct mrbond_qp *qp,
+			 const struct ib_send_wr *wr)
+{
+	const struct ib_ud_wr *ud = ud_wr(wr);
+	struct mrbond_gsi_job *job;
+	const struct ib_sge *sge;
+	int i;
+
+	if (wr->opcode != IB_WR_SEND || !ud->ah || wr->num_sge < 1 ||
+	    wr->num_sge > 2)
+		return -EINVAL;
+	if (atomic_read(&qp->gsi_sends) > qp->gsi_sq_size)
+		return -ENOMEM;
+	job = kzalloc(sizeof(*job), GFP_ATOMIC);
+	if (!job)
+		return -ENOMEM;
+	for (i = 0; i < wr->num_sge; i++) {
+		sge = &wr->sg_list[i];
+		if (sge->length > sizeof(job->mad) - job->len) {
+			kfree(job);
+			return -EINVAL;
+		}
+		/* Virtual DMA: the address is the kernel's own. */
+		memcpy(job->mad + job->len, (void *)(uintptr_t)sge->addr,
+		       sge->length);
+		job->len += sge->length;
+	}
+	if (job->len < IB_MGMT_MAD_HDR) {
+		kfree(job);
+		return -EINVAL;
+	}
+	job->v = v;
+	job->port = qp->gsi_port;
+	job->wr_id = wr->wr_id;
+	job->ah = to_mrbond_ah(ud->ah)->attr;
+	job->remote_qpn = ud->remote_qpn;
+	job->pkey_index = ud->pkey_index;
+	INIT_WORK(&job->work, mrbond_gsi_send_work);
+	atomic_inc(&qp->gsi_sends);
+	queue_work(v->gsi_wq, &job->work);
+	return 0;
+}
+
+/* ib_mad's receive buffers: filled only by requests the members hand on. */
+int mrbond_gsi_post_recv(struct mrbond_qp *qp, const struct ib_recv_wr *wr)
+{
+	struct mrbond_gsi_rbuf *rb;
+
+	if (wr->num_sge != 1)
+		return -EINVAL;
+	if (qp->grq_head - qp->grq_tail > qp->grq_mask)
+		return -ENOMEM;
+	rb = &qp->grq[qp->grq_head & qp->grq_mask];
+	rb->wr_id = wr->wr_id;
+	rb->addr = wr->sg_list[0].addr;
+	rb->length = wr->sg_list[0].length;
+	qp->grq_head++;
+	return 0;
+}
+
+/* The network header ib_init_ah_attr_from_wc() reads, as rxe writes it. */
+static enum rdma_network_type mrbond_gsi_fill_grh(void *buf,
+						  const union ib_gid *src,
+						  const union ib_gid *dst)
+{
+	union rdma_network_hdr *hdr = buf;
+	struct iphdr *ip = &hdr->roce4grh;
+
+	memset(buf, 0, MRBOND_GRH_LEN);
+	if (ipv6_addr_v4mapped((const struct in6_addr *)src->raw) &&
+	    ipv6_addr_v4mapped((const struct in6_addr *)dst->raw)) {
+		ip->version = 4;
+		ip->ihl = 5;
+		ip->ttl = 64;
+		ip->protocol = IPPROTO_UDP;
+		ip->tot_len = htons(sizeof(*ip));
+		memcpy(&ip->saddr, src->raw + 12, 4);
+		memcpy(&ip->daddr, dst->raw + 12, 4);
+		ip_send_check(ip);
+		return RDMA_NETWORK_IPV4;
+	}
+	hdr->ibgrh.version_tclass_flow = cpu_to_be32(6 << 28);
+	hdr->ibgrh.hop_limit = 64;
+	hdr->ibgrh.sgid = *src;
+	hdr->ibgrh.dgid = *dst;
+	return RDMA_NETWORK_IPV6;
+}
+
+/* A REQ a member received: a receive completion on its port's vdev QP1. */
+static void mrbond_gsi_inject(struct mrbond_vdev *v, u32 member,
+			      struct cm_req_msg *req)
+{
+	const union ib_gid *theirs, *ours;
+	const struct ib_gid_attr *attr;
+	struct mrbond_gsi_rbuf rb;
+	struct ib_wc wc = {
+		.status = IB_WC_SUCCESS,
+		.opcode = IB_WC_RECV,
+		.byte_len = MRBOND_GRH_LEN + IB_MGMT_MAD_SIZE,
+		.src_qp = 1,
+		.wc_flags = IB_WC_GRH | IB_WC_WITH_NETWORK_HDR_TYPE,
+	};
+	struct mrbond_qp *qp;
+	unsigned long flags;
+	u16 vlan = 0xffff;
+	bool have = false;
+	u32 port;
+
+	/* Rail: one port per member. Active-backup: the only port. */
+	port = v->nports == 1 ? 1 : member + 1;
+	theirs = IBA_GET_MEM_PTR(CM_REQ_PRIMARY_LOCAL_PORT_GID, req);
+	ours = IBA_GET_MEM_PTR(CM_REQ_PRIMARY_REMOTE_PORT_GID, req);
+	/* The address's VLAN, which ib_cm matches the source GID by. */
+	attr = rdma_find_gid_by_port(&v->ibdev, ours,
+				     IB_GID_TYPE_ROCE_UDP_ENCAP, port, NULL);
+	if (IS_ERR(attr)) {
+		pr_warn_ratelimited("%s: REQ for %pI6 on port %u, which does not have it\n",
+				    dev_name(&v->ibdev.dev), ours->raw, port);
+		return;
+	}
+	rdma_read_gid_l2_fields(attr, &vlan, NULL);
+	rdma_put_gid_attr(attr);
+	if (vlan < VLAN_N_VID) {
+		wc.wc_flags |= IB_WC_WITH_VLAN;
+		wc.vlan_id = vlan;
+	}
+	wc.port_num = port;
+
+	spin_lock_irqsave(&v->gsi_lock, flags);
+	qp = v->gsi_qp[port];
+	if (qp) {
+		spin_lock(&qp->lock);
+		if (qp->grq_tail != qp->grq_head) {
+			rb = qp->grq[qp->grq_tail & qp->grq_mask];
+			qp->grq_tail++;
+			have = true;
+		}
+		spin_unlock(&qp->lock);
+	}
+	if (have && rb.length >= wc.byte_len) {
+		wc.network_hdr_type =
+			mrbond_gsi_fill_grh((void *)(uintptr_t)rb.addr,
+					    theirs, ours);
+		memcpy((void *)(uintptr_t)rb.addr + MRBOND_GRH_LEN, req,
+		       IB_MGMT_MAD_SIZE);
+	} else if (have) {
+		wc.status = IB_WC_LOC_LEN_ERR;
+	}
+	spin_unlock_irqrestore(&v->gsi_lock, flags);
+	if (!have) {
+		pr_warn_ratelimited("%s: REQ dropped: no QP1 receive buffer on port %u\n",
+				    dev_name(&v->ibdev.dev), port);
+		return;
+	}
+	wc.wr_id = rb.wr_id;
+	mrbond_gsi_complete(v, port, &wc, true);
+}
+
+/*
+ * ib_cm's handler of the REQs a member received for cm_ports: hand the REQ
+ * to the vdev, and -ENOMEM so that ib_cm forgets its copy without a REJ.
+ */
+static int mrbond_gsi_member_req(struct ib_cm_id *cm_id,
+				 const struct ib_cm_event *event)
+{
+	struct mrbond_member_slot *m = cm_id->context;
+
+	if (event->event != IB_CM_REQ_RECEIVED || !event->private_data)
+		return 0;
+	/* ib_cm's own receive buffer, read only. */
+	mrbond_gsi_inject(m->v, m->index,
+			  (void *)event->private_data - MRBOND_REQ_PDATA_OFFSET);
+	return -ENOMEM;
+}
+
+/* The member joined: its send agent and its REQ listeners. Under objs_lock. */
+void mrbond_gsi_member_attach(struct mrbond_vdev *v, u32 slot)
+{
+	struct mrbond_member_slot *m = &v->member[slot];
+	struct ib_mad_agent *agent;
+	struct ib_cm_id *id;
+	int i;
+
+	lockdep_assert_held(&v->objs_lock);
+	agent = ib_register_mad_agent(m->dev, m->port, IB_QPT_GSI, NULL, 0,
+				      mrbond_gsi_sent, NULL, m, 0);
+	if (IS_ERR(agent)) {
+		pr_warn("%s: no MAD agent on %s (%ld): connections cannot use it\n",
+			dev_name(&v->ibdev.dev), dev_name(&m->dev->dev),
+			PTR_ERR(agent));
+		agent = NULL;
+	}
+	m->mad_agent = agent;
+	for (i = 0; i < cm_ports_count && i < MRBOND_CM_PORTS_MAX; i++) {
+		id = ib_cm_insert_listen(m->dev, mrbond_gsi_member_req,
+					 mrbond_service_id(cm_ports[i]));
+		if (IS_ERR(id)) {
+			pr_warn("%s: cannot take REQs for port %u from %s (%ld): a wildcard rdma_cm listener there?\n",
+				dev_name(&v->ibdev.dev), cm_ports[i],
+				dev_name(&m->dev->dev), PTR_ERR(id));
+			continue;
+		}
+		id->context = m;
+		m->listen[i] = id;
+	}
+}
+
+/* The member leaves: pending sends complete (flushed) before this returns. */
+void mrbond_gsi_member_detach(struct mrbond_vdev *v, u32 slot)
+{
+	struct mrbond_member_slot *m = &v->member[slot];
+	int i;
+
+	for (i = 0; i < MRBOND_CM_PORTS_MAX; i++) {
+		if (m->listen[i])
+			ib_destroy_cm_id(m->listen[i]);
+		m->listen[i] = NULL;
+	}
+	if (m->mad_agent)
+		ib_unregister_mad_agent(m->mad_agent);
+	m->mad_agent = NULL;
+}

@@ -1,0 +1,547 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Topology T1, two guests: NVMe-oF over the bond's data path. hostb serves a
+# brd namespace through nvmet-rdma on a service address present on every
+# rail, hosta connects with nvme-rdma over mrbond0 (rail mode, policy rr) and
+# runs fio with crc32c verification: plain, while rail 0's cable is pulled
+# (QMP), and while a member is removed. The bond flushes the QPs of a failed
+# member and nvme-rdma reconnects over the other rail; fio must not see an
+# error. Teardown must leave no QP and no outstanding WR behind.
+#
+# NVME_DEV_MODE=raw (validation of the suite itself, forwarded by testbed.py)
+# skips the bond and runs the same flow over the raw member rxe0 on rail 0's
+# addresses; there the cable pull is expected to break the controller.
+. "$(dirname "$0")/lib.sh"
+
+CTL=${MRBOND_CTL:?path of mrbondctl}
+SYS=/sys/class/infiniband
+NVMET=/sys/kernel/config/nvmet
+NQN=nqn.2026-12.io.mrbond:t1
+ME=$(role_index)
+MODE=${NVME_DEV_MODE:-bond}
+FIO_RUNTIME=25  # s, the time-based fio runs of the fault tests
+FAULT_AT=5      # s into the fio run
+FIO_GRACE=30    # s fio may take beyond its runtime while the fault lasts
+
+service_ip() { echo "198.18.30.$(($1 + 1))"; }  # role index
+if [[ $MODE == raw ]]; then
+	DEV=rxe0
+	TARGET_IP=$(rail_ip 0 1)
+else
+	MODE=bond
+	DEV=mrbond0
+	TARGET_IP=$(service_ip 1)
+fi
+
+ms_since_us() { echo $(((${EPOCHREALTIME/./} - $1) / 1000)); }
+member_state() { cat "$SYS/mrbond0/mrbond/members/$1/state" 2>/dev/null; }
+member_is() { [[ $(member_state "$1") == "$2" ]]; }
+port_counter() { cat "$SYS/mrbond0/ports/$1/hw_counters/$2"; }
+
+# stat_of PORT NAME: one counter of `rdma statistic show link mrbond0/PORT`.
+stat_of() {
+	rdma statistic show link "mrbond0/$1" |
+		awk -v k="$2" '{ for (i = 1; i < NF; i++) if ($i == k) { print $(i + 1); exit } }'
+}
+
+# bounded SECS OUT CMD...: CMD in the background, its output in OUT; waits at
+# most SECS. Returns CMD's status, or 124 while it still runs: it is left
+# alone, since a task stuck in the kernel cannot be killed, and waiting for
+# it (or letting it hold run_test's pipe) would hang the suite.
+bounded() {
+	local secs=$1 out=$2 pid i
+	shift 2
+	"$@" >"$out" 2>&1 </dev/null &
+	pid=$!
+	for ((i = 0; i < secs * 10; i++)); do
+		kill -0 "$pid" 2>/dev/null || { wait "$pid"; return; }
+		sleep 0.1
+	done
+	echo "still running after $secs s: $*" >>"$out"
+	return 124
+}
+
+# wait_pid SECS PID: like bounded, for a job already started.
+wait_pid() {
+	local i
+	for ((i = 0; i < $1 * 10; i++)); do
+		kill -0 "$2" 2>/dev/null || { wait "$2"; return; }
+		sleep 0.1
+	done
+	return 124
+}
+
+diag() {
+	echo "--- diagnostics ($MRBOND_ROLE, $MODE mode)"
+	dmesg | grep -iE 'nvme|mrbond|rxe|rdma' | tail -n 40
+	timeout 20 nvme list-subsys 2>&1
+	rdma res show qp 2>&1 | grep -v 'type GSI'
+	if [[ $MODE == bond && -d $SYS/mrbond0 ]]; then
+		local p m
+		for ((p = 1; p <= MRBOND_LINKS; p++)); do rdma statistic show link "mrbond0/$p"; done
+		for m in $(cat "$SYS/mrbond0/mrbond/member_list"); do
+			echo "member $m: $(member_state "$m") $(cat "$SYS/mrbond0/mrbond/members/$m/reason")"
+		done
+	fi
+}
+
+# The first time a unique marker is logged, and kernel lines after it,
+# stamped in ms since the marker: printk time is the only clock common to the
+# bond's and nvme's messages.
+kmark() { echo "t1_nvme: mark $1" >/dev/kmsg; }
+klog_after() {
+	dmesg | awk -v m="t1_nvme: mark $1" '
+		match($0, /^\[ *[0-9]+\.[0-9]+\]/) {
+			ts = substr($0, 2, RLENGTH - 2) + 0
+			line = substr($0, RLENGTH + 2)
+			if (index(line, m)) { t0 = ts; on = 1; next }
+			if (on) printf "+%d ms %s\n", (ts - t0) * 1000, line
+		}'
+}
+
+# ---- setup ----
+
+has_gid() {  # has_gid DEV PORT IP: a RoCE v2 GID of IPv4 address IP
+	local hex f
+	hex=$(printf '%02x%02x:%02x%02x' ${3//./ })
+	for f in "$SYS/$1/ports/$2/gids/"*; do
+		[[ $(cat "$f" 2>/dev/null) == "0000:0000:0000:0000:0000:ffff:$hex" ]] || continue
+		[[ $(cat "$SYS/$1/ports/$2/gid_attrs/types/${f##*/}" 2>/dev/null) == "RoCE v2" ]] &&
+			return 0
+	done
+	return 1
+}
+
+# The service address as a /32 on every rail, and a route to the peer's on
+# every rail, rail 0 first. Two additions to a plain rail setup:
+# - `src` on the routes: without it the kernel picks the rail's own /24
+#   address as source, which no other rail holds, so a QP placed on another
+#   member would have no source GID there;
+# - ignore_routes_with_linkdown: otherwise a route through a rail whose cable
+#   is pulled stays the best one, its neighbours are flushed, and nvme's
+#   reconnect cannot resolve the target.
+setup_service() {
+	local i peer
+	peer=$(service_ip $((1 - ME)))
+	sysctl -qw net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.default.rp_filter=0 \
+		net.ipv4.conf.all.arp_ignore=0 net.ipv4.conf.all.ignore_routes_with_linkdown=1 ||
+		return 1
+	for ((i = 0; i < MRBOND_LINKS; i++)); do
+		sysctl -qw "net.ipv4.conf.r$i.rp_filter=0" "net.ipv4.conf.r$i.arp_ignore=0" || return 1
+		ip addr add "$(service_ip "$ME")/32" dev "r$i" || return 1
+		ip route add "$peer/32" dev "r$i" metric $((10 + i)) src "$(service_ip "$ME")" || return 1
+	done
+	ip route get "$peer"
+}
+
+# mrbond0 over every rxe member, then every member re-created so that the
+# bond is ahead of them in rdma_cm's device order; the bond re-attaches them
+# by name.
+setup_bond() {
+	local i nic
+	modprobe rdma_mrbond || return 1
+	local members=()
+	for ((i = 0; i < MRBOND_LINKS; i++)); do members+=(--member "rxe$i"); done
+	"$CTL" bond add mrbond0 "${members[@]}" || return 1
+	echo rr >"$SYS/mrbond0/mrbond/policy" || return 1
+	kmark reorder
+	for ((i = 0; i < MRBOND_LINKS; i++)); do
+		nic=$(slave_of_link "$i") || return 1
+		rdma link del "rxe$i" || return 1
+		rdma link add "rxe$i" type rxe netdev "$nic" || return 1
+	done
+	for ((i = 0; i < MRBOND_LINKS; i++)); do
+		wait_for 60 member_is "rxe$i" usable ||
+			{ echo "rxe$i: $(member_state "rxe$i")"; diag; return 1; }
+	done
+	for ((i = 1; i <= MRBOND_LINKS; i++)); do
+		wait_for 30 has_gid mrbond0 "$i" "$(service_ip "$ME")" ||
+			{ echo "mrbond0 port $i has no GID for $(service_ip "$ME")"; return 1; }
+	done
+	klog_after reorder | grep -E "mrbond0 is behind member" &&
+		{ echo "a member is still ahead of mrbond0 in rdma_cm's device order"; return 1; }
+	return 0
+}
+
+setup_target() {
+	local ns=$NVMET/subsystems/$NQN/namespaces/1 port=$NVMET/ports/1
+	modprobe brd rd_nr=1 rd_size=65536 || return 1
+	[[ -b /dev/ram0 ]] || { echo "no /dev/ram0"; return 1; }
+	mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config || return 1
+	modprobe nvmet && modprobe nvmet-rdma || return 1
+	mkdir "$NVMET/subsystems/$NQN" || return 1
+	echo 1 >"$NVMET/subsystems/$NQN/attr_allow_any_host" || return 1
+	mkdir "$ns" || return 1
+	echo /dev/ram0 >"$ns/device_path" && echo 1 >"$ns/enable" || return 1
+	mkdir "$port" || return 1
+	echo rdma >"$port/addr_trtype"
+	echo ipv4 >"$port/addr_adrfam"
+	echo "$TARGET_IP" >"$port/addr_traddr"
+	echo 4420 >"$port/addr_trsvcid"
+	# Enables the port: nvmet-rdma binds and listens on $TARGET_IP.
+	ln -s "$NVMET/subsystems/$NQN" "$port/subsystems/$NQN" || return 1
+	rdma res show cm_id
+}
+
+# ---- hosta's controller ----
+
+nvme_ctrl() {
+	local c
+	for c in /sys/class/nvme/nvme*; do
+		[[ $(cat "$c/subsysnqn" 2>/dev/null) == "$NQN" ]] && { echo "${c##*/}"; return 0; }
+	done
+	return 1
+}
+nvme_blk() {
+	local c n
+	c=$(nvme_ctrl) || return 1
+	for n in /sys/class/nvme/"$c"/"$c"n*; do
+		[[ -b /dev/${n##*/} ]] && { echo "/dev/${n##*/}"; return 0; }
+	done
+	return 1
+}
+ctrl_state() { cat "/sys/class/nvme/$1/state" 2>/dev/null || echo gone; }
+ctrl_live() { local c; c=$(nvme_ctrl) && [[ $(ctrl_state "$c") == live ]]; }
+
+# The controller's QPs on DEV: the cm_ids of nvme_rdma with their QPNs.
+ctrl_qpns() {
+	rdma res show cm_id link "$DEV/" 2>/dev/null | grep -w nvme_rdma |
+		sed -n 's/.* lqpn \([0-9]*\) .*/\1/p'
+}
+
+# libaio if it works in the guest, else psync (decided once).
+fio_engine() {
+	local blk
+	if [[ ! -s $TB_TMP/engine ]]; then
+		blk=$(nvme_blk) || return 1
+		if timeout 120 fio --name=probe --filename="$blk" --rw=read --bs=4k --size=64k \
+			--direct=1 --ioengine=libaio >"$TB_TMP/probe" 2>&1; then
+			echo libaio >"$TB_TMP/engine"
+		else
+			echo psync >"$TB_TMP/engine"
+		fi
+	fi
+	cat "$TB_TMP/engine"
+}
+
+fio_ok() {  # fio_ok OUT RC: exit 0, no error, no verification failure
+	if (($2 != 0)) || ! grep -q 'err= 0' "$1" || grep -qiE 'verify.*(fail|bad|mismatch)|crc32c.*(wanted|bad)' "$1"; then
+		echo "fio failed (rc $2):"
+		tail -n 40 "$1"
+		return 1
+	fi
+	grep -E 'err=|READ:|WRITE:' "$1"
+}
+
+# fio_start OUT: the time-based verifying run of the fault tests, in the
+# background (a child of this shell, so that `wait` gets its status); its pid
+# in FIO_PID.
+fio_start() {
+	local blk engine
+	blk=$(nvme_blk) && engine=$(fio_engine) || return 1
+	fio --name=fault --filename="$blk" --rw=randrw --bs=4k --iodepth=8 --numjobs=1 \
+		--direct=1 --ioengine="$engine" --size=16m --time_based --runtime=$FIO_RUNTIME \
+		--verify=crc32c --do_verify=1 --verify_fatal=1 --verify_backlog=256 \
+		>"$1" 2>&1 </dev/null &
+	FIO_PID=$!
+}
+
+# sampler CTRL: every 100 ms "us state flushed_wr" (flushed_wr: the bond's
+# device counter), until killed.
+sampler() {
+	local st fl=-
+	while :; do
+		read -r st <"/sys/class/nvme/$1/state" 2>/dev/null || st=gone
+		[[ $MODE == bond ]] && { read -r fl <"$SYS/mrbond0/hw_counters/flushed_wr" || fl=-; }
+		echo "${EPOCHREALTIME/./} $st $fl"
+		sleep 0.1
+	done
+}
+
+# timings SAMPLES T0_US: ms from the fault to the last rise of flushed_wr, to
+# the controller leaving live and to it being live again.
+timings() {
+	awk -v t0="$2" '
+		$1 < t0 { prev = $3; next }
+		{ ms = int(($1 - t0) / 1000) }
+		$3 != "-" && prev != "" && $3 != prev { last_flush = ms; flushed += $3 - prev }
+		{ prev = $3 }
+		$2 != "live" && left == "" { left = ms }
+		$2 == "live" && left != "" && back == "" { back = ms }
+		END {
+			printf "flushed_wr rose by %d, last rise at +%s ms\n", flushed, last_flush == "" ? "none" : last_flush
+			printf "controller left live at +%s ms, live again at +%s ms\n",
+				left == "" ? "never" : left, back == "" ? "never" : back
+			exit !(left != "" && back != "")
+		}' "$1"
+}
+
+# ---- tests ----
+
+test_connect() {
+	local rc=0 c out=$TB_TMP/connect try p q total=0 min=-1 max=0 n_ctrl nq
+	if [[ $MRBOND_ROLE == hostb ]]; then
+		barrier connected 600 || return 1
+		echo "target side, $DEV:"
+		rdma res show cm_id link "$DEV/"
+		rdma res show qp link "$DEV/" | grep -v 'type GSI'
+		[[ $MODE == bond ]] && "$CTL" -j bond show mrbond0
+		# Admin queue plus at least one I/O queue, accepted on DEV.
+		n_ctrl=$(rdma res show cm_id link "$DEV/" | grep -w nvmet_rdma | grep -vc LISTEN)
+		((n_ctrl >= 2)) || { echo "nvmet has $n_ctrl connected queues on $DEV"; rc=1; }
+		if [[ $MODE == bond ]]; then
+			for ((p = 1; p <= MRBOND_LINKS; p++)); do echo "port $p qps $(stat_of "$p" qps)"; done
+		fi
+		((rc == 0)) || diag
+		return $rc
+	fi
+	modprobe nvme-rdma || rc=1
+	for ((try = 1; rc == 0 && try <= 3; try++)); do
+		if bounded 120 "$out" nvme connect -t rdma -a "$TARGET_IP" -s 4420 -n "$NQN" \
+			--nr-io-queues=4 --reconnect-delay=1 --ctrl-loss-tmo=60; then
+			break
+		fi
+		echo "nvme connect, try $try: $(cat "$out")"
+		((try == 3)) && rc=1
+		sleep 3
+	done
+	cat "$out"
+	barrier connected 600 || rc=1
+	((rc == 0)) || { diag; return 1; }
+	c=$(nvme_ctrl) || { echo "no controller for $NQN"; diag; return 1; }
+	echo "$c: $(ctrl_state "$c"), $(cat "/sys/class/nvme/$c/transport") $(cat "/sys/class/nvme/$c/address"), namespace $(nvme_blk)"
+	nvme_blk >/dev/null || { echo "no namespace block device"; rc=1; }
+	rdma res show cm_id link "$DEV/"
+	rdma res show qp link "$DEV/" | grep -v 'type GSI'
+	# nvme-rdma caps I/O queues at the online CPUs: count what it created.
+	nq=$(dmesg | sed -n "s/.*nvme $c: creating \([0-9]*\) I\/O queues.*/\1/p" | tail -n 1)
+	n_ctrl=$(ctrl_qpns | wc -l)
+	echo "controller: ${nq:-?} I/O queues + admin, $n_ctrl QPs on $DEV"
+	[[ -n $nq ]] && ((n_ctrl == nq + 1)) || { echo "expected $((nq + 1)) QPs"; rc=1; }
+	for q in $(ctrl_qpns); do
+		rdma res show qp link "$DEV/" lqpn "$q" | grep -q "lqpn $q " ||
+			{ echo "QP $q of a cm_id not in rdma res show qp"; rc=1; }
+	done
+	if [[ $MODE == bond ]]; then
+		"$CTL" -j bond show mrbond0
+		[[ $(cat "$SYS/mrbond0/mrbond/mode") == rail && $(cat "$SYS/mrbond0/mrbond/policy") == rr ]] ||
+			{ echo "mode $(cat "$SYS/mrbond0/mrbond/mode") policy $(cat "$SYS/mrbond0/mrbond/policy")"; rc=1; }
+		for ((p = 1; p <= MRBOND_LINKS; p++)); do
+			q=$(stat_of "$p" qps)
+			echo "port $p qps ${q:-none}"
+			[[ -n $q ]] || { rc=1; continue; }
+			total=$((total + q))
+			((q > max)) && max=$q
+			((min < 0 || q < min)) && min=$q
+		done
+		((min > 0)) || { echo "a port hosts none of the controller's QPs"; rc=1; }
+		((max - min <= 1)) || { echo "rr: per-port qps differ by $((max - min))"; rc=1; }
+		((total == n_ctrl)) || { echo "ports count $total QPs, the controller has $n_ctrl"; rc=1; }
+	fi
+	((rc == 0)) || diag
+	return $rc
+}
+
+test_fio_verify() {
+	local rc=0 blk engine out=$TB_TMP/fio-verify
+	if [[ $MRBOND_ROLE == hostb ]]; then
+		barrier fio-verify-done 900
+		return
+	fi
+	if blk=$(nvme_blk) && engine=$(fio_engine); then
+		echo "fio on $blk, ioengine $engine"
+		bounded 600 "$out" fio --name=v --filename="$blk" --rw=randrw --bs=4k --iodepth=8 \
+			--numjobs=1 --direct=1 --ioengine="$engine" --size=16m \
+			--verify=crc32c --do_verify=1 --verify_fatal=1 || rc=$?
+		fio_ok "$out" $rc || rc=1
+	else
+		echo "no controller or namespace"
+		rc=1
+	fi
+	barrier fio-verify-done 900 || rc=1
+	((rc == 0)) || diag
+	return $rc
+}
+
+# fault_report MARK SAMPLES T0: what the fault did, from the sampler and from
+# the kernel log.
+fault_report() {
+	local klog=$TB_TMP/klog-$1 rc=0
+	timings "$2" "$3" || rc=1
+	klog_after "$1" >"$klog"
+	grep -E 'mrbond0: member .*(QPs moved to error|QPs flushed)' "$klog" | tail -n 1 |
+		sed 's/^/last flush (kernel log): /'
+	grep -E 'Reconnecting|Successfully reconnected|removing ctrl|Removing ctrl|deleting' "$klog" | head -n 4 |
+		sed 's/^/controller (kernel log): /'
+	return $rc
+}
+
+# The fault tests on hosta: fio runs; FAULT_ON and FAULT_OFF are the fault
+# and its repair (functions), MARK names it in the kernel log.
+fault_under_fio() {
+	local mark=$1 fault_on=$2 fault_off=$3 out=$TB_TMP/fio-$1 samples=$TB_TMP/samples-$1
+	local rc=0 c spid t0 frc=0 tail=$((FIO_RUNTIME - FAULT_AT + FIO_GRACE))
+	c=$(nvme_ctrl) && fio_start "$out" || { echo "no controller or fio"; rc=1; }
+	sleep $FAULT_AT
+	if ((rc == 0)); then
+		sampler "$c" >"$samples" 2>/dev/null </dev/null &
+		spid=$!
+	fi
+	kmark "$mark"
+	t0=${EPOCHREALTIME/./}
+	$fault_on || { echo "fault $mark not injected"; rc=1; }
+	if ((rc == 0)); then
+		# fio must finish while the fault lasts: no stall, no error.
+		wait_pid $tail "$FIO_PID" || frc=$?
+		if ((frc == 124)); then
+			echo "fio stalled: still running $FIO_GRACE s after its runtime, with $mark in place"
+			rc=1
+		else
+			echo "fio finished $(ms_since_us "$t0") ms after the fault"
+			fio_ok "$out" $frc || rc=1
+		fi
+		kill "$spid" 2>/dev/null
+		wait "$spid" 2>/dev/null
+		fault_report "$mark" "$samples" "$t0" || rc=1
+	fi
+	$fault_off || { echo "repair after $mark failed"; rc=1; }
+	if ((frc == 124)); then
+		# Raw mode: the controller comes back with the repair; let fio end.
+		if wait_pid 120 "$FIO_PID"; then
+			echo "fio ended only after the repair: rc 0"
+		else
+			echo "fio still not finished 120 s after the repair (rc $?)"
+		fi
+		tail -n 20 "$out"
+	fi
+	t0=${EPOCHREALTIME/./}
+	wait_for 120 ctrl_live || { echo "controller not live 120 s after the repair"; rc=1; }
+	echo "controller live $(ms_since_us "$t0") ms after the repair"
+	return $rc
+}
+
+cable0_down() { cable 0 down; }
+cable0_up() {
+	local t0
+	cable 0 up || return 1
+	[[ $MODE == bond ]] || return 0
+	t0=${EPOCHREALTIME/./}
+	wait_for 60 member_is rxe0 usable || { echo "rxe0 still $(member_state rxe0)"; return 1; }
+	echo "rxe0 usable $(ms_since_us "$t0") ms after the cable came back"
+}
+
+test_cable_pull() {
+	local rc=0
+	if [[ $MRBOND_ROLE == hostb ]]; then
+		cable0_down || rc=1
+		cable0_up || rc=1
+		((rc == 0)) || diag
+		return $rc
+	fi
+	fault_under_fio cable-pull cable0_down cable0_up || rc=1
+	if [[ $MODE == raw ]]; then
+		echo "raw mode: nvme-rdma on rxe0 cannot move to another rail; failing is expected here"
+	fi
+	((rc == 0)) || diag
+	return $rc
+}
+
+member_del() { bounded 60 "$TB_TMP/linkdel" rdma link del rxe1 || { cat "$TB_TMP/linkdel"; return 1; }; }
+member_add() {
+	local nic t0
+	nic=$(slave_of_link 1) || return 1
+	bounded 60 "$TB_TMP/linkadd" rdma link add rxe1 type rxe netdev "$nic" ||
+		{ cat "$TB_TMP/linkadd"; return 1; }
+	[[ $MODE == bond ]] || return 0
+	t0=${EPOCHREALTIME/./}
+	wait_for 60 member_is rxe1 usable || { echo "rxe1 still $(member_state rxe1)"; return 1; }
+	echo "rxe1 usable $(ms_since_us "$t0") ms after it was re-created"
+}
+
+test_member_removed() {
+	local rc=0
+	if [[ $MRBOND_ROLE == hostb ]]; then
+		barrier member-del-done 600 || rc=1
+		((rc == 0)) || diag
+		return $rc
+	fi
+	fault_under_fio member-del member_del member_add || rc=1
+	barrier member-del-done 600 || rc=1
+	((rc == 0)) || diag
+	return $rc
+}
+
+# No QP and no outstanding WR left on any port of the bond (raw: on rxe0).
+nothing_left() {
+	local p
+	if [[ $MODE == raw ]]; then
+		! rdma res show qp link rxe0/ | grep -q 'type RC'
+		return
+	fi
+	for ((p = 1; p <= MRBOND_LINKS; p++)); do
+		(($(port_counter "$p" qps) == 0 && $(port_counter "$p" outstanding_wr) == 0)) || return 1
+	done
+}
+
+test_teardown() {
+	local rc=0 p out=$TB_TMP/teardown
+	if [[ $MRBOND_ROLE == hosta ]]; then
+		bounded 60 "$out" nvme disconnect -n "$NQN" || { cat "$out"; rc=1; }
+		cat "$out"
+		nvme_ctrl >/dev/null && { echo "controller $(nvme_ctrl) still there"; rc=1; }
+	fi
+	barrier disconnected 300 || rc=1
+	if [[ $MRBOND_ROLE == hostb ]]; then
+		rm "$NVMET/ports/1/subsystems/$NQN" && rmdir "$NVMET/ports/1" || rc=1
+		echo 0 >"$NVMET/subsystems/$NQN/namespaces/1/enable"
+		rmdir "$NVMET/subsystems/$NQN/namespaces/1" "$NVMET/subsystems/$NQN" || rc=1
+	fi
+	# Queues are released asynchronously (nvmet's release work).
+	wait_for 30 nothing_left || { echo "QPs or WRs left behind"; rc=1; }
+	if [[ $MODE == bond ]]; then
+		for ((p = 1; p <= MRBOND_LINKS; p++)); do
+			echo "port $p: qps $(port_counter "$p" qps) outstanding_wr $(port_counter "$p" outstanding_wr)"
+		done
+		rdma res show qp link mrbond0/ | grep -v 'type GSI'
+		bounded 60 "$out" "$CTL" bond del mrbond0 || { cat "$out"; rc=1; }
+		[[ ! -e $SYS/mrbond0 ]] || { echo "mrbond0 still registered"; rc=1; }
+		bounded 60 "$out" modprobe -r rdma_mrbond || { cat "$out"; rc=1; }
+		! grep -q '^rdma_mrbond ' /proc/modules || { echo "rdma_mrbond still loaded"; rc=1; }
+	else
+		rdma res show qp link rxe0/ | grep -v 'type GSI'
+	fi
+	barrier torn-down 300 || rc=1
+	((rc == 0)) || diag
+	return $rc
+}
+
+ktap_header 5
+ktap_diag "role $MRBOND_ROLE, $MRBOND_LINKS link(s), $MODE mode (device $DEV, target $TARGET_IP), kernel $(uname -r)"
+setup() {
+	setup_t1 && setup_service || return 1
+	if [[ $MODE == bond ]]; then
+		setup_bond || return 1
+	else
+		wait_for 30 has_gid rxe0 1 "$(rail_ip 0 "$ME")" || { echo "rxe0: no rail GID"; return 1; }
+	fi
+}
+if ! out=$(setup 2>&1); then
+	echo "$out" | sed 's/^/# /'
+	echo "Bail out! setup failed"
+	exit 1
+fi
+echo "$out" | sed 's/^/# /'
+barrier setup || { echo "Bail out! peer never set up"; exit 1; }
+wait_for 60 lacp_converged_now || ktap_diag "LACP not converged (not needed by the rails)"
+if [[ $MRBOND_ROLE == hostb ]]; then
+	out=$(setup_target 2>&1) || { echo "$out" | sed 's/^/# /'; echo "Bail out! nvmet target setup failed"; exit 1; }
+	echo "$out" | sed 's/^/# /'
+fi
+barrier target-ready 300 || { echo "Bail out! target never ready"; exit 1; }
+run_test nvme_connect_over_bond test_connect
+run_test fio_verify test_fio_verify
+run_test cable_pull_during_fio test_cable_pull
+run_test member_removed_during_fio test_member_removed
+run_test teardown_leaves_nothing test_teardown
+ktap_totals
+[[ $KTAP_FAIL == 0 ]]
