@@ -2,11 +2,13 @@
 # SPDX-License-Identifier: GPL-2.0
 # Topology T0, one guest: the verbs data path of mrbond0 over rxe0 and rxe1,
 # each on its own veth pair, driven by the in-kernel traffic tool
-# mrbond_kperf. QP pairs run in loopback on one member (rxe loopback), over
-# a service address present on both rails. Measured side by side: the bond
-# against its raw member, as ratios. Checked: payloads, a CQ shared by QPs
-# on two members, QPN collisions, wrong-member keys, and exactly-once
-# completion while a member's link goes down or the member is removed.
+# mrbond_kperf and by NVMe-oF (nvmet-rdma and nvme-rdma in the same guest).
+# QP pairs run in loopback on one member (rxe loopback), over a service
+# address present on both rails. Measured side by side: the bond against
+# its raw member, as ratios. Checked: payloads, a CQ shared by QPs on two
+# members, QPN collisions, wrong-member keys, exactly-once completion while
+# a member's link goes down or the member is removed, and an NVMe-oF
+# controller over the bond that survives both with fio verifying its data.
 . "$(dirname "$0")/lib.sh"
 
 CTL=${MRBOND_CTL:?path of mrbondctl}
@@ -29,6 +31,11 @@ setup() {
 	modprobe rdma_mrbond && modprobe mrbond_kperf || return 1
 	"$CTL" bond add mrbond0 --member rxe0 --member rxe1 || return 1
 	echo rr >$SYS/mrbond0/mrbond/policy || return 1
+	# rdma_cm binds an address to the first device holding it: put the
+	# bond ahead of its members (it takes them back by name).
+	for i in 0 1; do
+		rdma link del rxe$i && rdma link add rxe$i type rxe netdev m$i || return 1
+	done
 	wait_for 20 eval '[[ $(member_state rxe0) == usable && $(member_state rxe1) == usable ]]' ||
 		{ echo "members: $(member_state rxe0) $(member_state rxe1)"; return 1; }
 }
@@ -144,6 +151,110 @@ test_after_failover_traffic() {
 		size=16384 pd_per_pair=1 || { cat "$TB_TMP/again"; return 1; }
 }
 
+NQN=nqn.2026-12.io.mrbond:t0
+NVMET=/sys/kernel/config/nvmet
+
+nvme_target_up() {
+	modprobe brd rd_nr=1 rd_size=65536 && modprobe nvmet && modprobe nvmet-rdma || return 1
+	mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config
+	mkdir $NVMET/subsystems/$NQN $NVMET/subsystems/$NQN/namespaces/1 $NVMET/ports/1 || return 1
+	echo 1 >$NVMET/subsystems/$NQN/attr_allow_any_host
+	echo /dev/ram0 >$NVMET/subsystems/$NQN/namespaces/1/device_path
+	echo 1 >$NVMET/subsystems/$NQN/namespaces/1/enable || return 1
+	echo rdma >$NVMET/ports/1/addr_trtype
+	echo ipv4 >$NVMET/ports/1/addr_adrfam
+	echo $SERVICE >$NVMET/ports/1/addr_traddr
+	echo 4420 >$NVMET/ports/1/addr_trsvcid
+	ln -s $NVMET/subsystems/$NQN $NVMET/ports/1/subsystems/$NQN
+}
+
+nvme_ctrl() { grep -l "^$NQN\$" /sys/class/nvme/nvme*/subsysnqn 2>/dev/null | head -n1 | xargs -r dirname; }
+nvme_dev() { local c; c=$(nvme_ctrl) && echo "/dev/$(basename "$c")n1"; }
+
+test_nvme_connect() {
+	local p1 p2 c
+	nvme_target_up || return 1
+	modprobe nvme-rdma || return 1
+	timeout 120 nvme connect -t rdma -a $SERVICE -s 4420 -n $NQN --nr-io-queues=3 \
+		--reconnect-delay=1 --ctrl-loss-tmo=60 || return 1
+	wait_for 30 eval '[[ -b $(nvme_dev) ]]' || { echo "no namespace"; return 1; }
+	c=$(nvme_ctrl)
+	rdma res show qp link mrbond0 | grep -v GSI
+	p1=$(port_counter 1 qps)
+	p2=$(port_counter 2 qps)
+	echo "$(basename "$c"): QPs on port 1: $p1, port 2: $p2 (host queues and target queues)"
+	# Host queues round robin (counts differ by at most one), each target
+	# queue on its host queue's rail: the port totals differ by 2 at most.
+	((p1 > 0 && p2 > 0 && p1 - p2 <= 2 && p2 - p1 <= 2)) ||
+		{ echo "queues not spread as round robin says"; return 1; }
+}
+
+fio_verify() { # fio_verify SECONDS: randrw with crc32c verification
+	timeout $(($1 + 120)) fio --name=verify --filename="$(nvme_dev)" --rw=randrw --bs=4k \
+		--iodepth=4 --direct=1 --ioengine=libaio --size=8m --time_based --runtime="$1" \
+		--verify=crc32c --do_verify=1 --verify_fatal=1 --verify_state_save=0 \
+		--output="$TB_TMP/fio.out"
+}
+
+test_nvme_fio() {
+	fio_verify 5 || { cat "$TB_TMP/fio.out"; return 1; }
+	grep -E 'READ:|WRITE:' "$TB_TMP/fio.out"
+}
+
+# nvme_fault link|remove: fio verifies while the member hosting the most
+# queues loses its link or goes away; the controller reconnects over the
+# other member.
+nvme_fault() {
+	local pid rc=0 c t0 t_left=0 t_live=0 t_flush=0 state flushed0 f last i=0 n fault recover
+	c=$(nvme_ctrl)
+	(($(port_counter 2 qps) > $(port_counter 1 qps))) && i=1
+	echo "queues: port 1 $(port_counter 1 qps), port 2 $(port_counter 2 qps): faulting rxe$i"
+	case $1 in
+	link) fault="ip link set m$i down" recover="ip link set m$i up" ;;
+	remove) fault="rdma link del rxe$i" recover="rdma link add rxe$i type rxe netdev m$i" ;;
+	esac
+	flushed0=$(dev_counter flushed_wr)
+	fio_verify 25 &
+	pid=$!
+	sleep 5
+	t0=$(date +%s%N)
+	last=$flushed0
+	eval "$fault" || rc=1
+	for ((n = 0; n < 600; n++)); do
+		f=$(dev_counter flushed_wr)
+		((f != last)) && { last=$f; t_flush=$(date +%s%N); }
+		state=$(cat "$c/state")
+		((t_left == 0)) && [[ $state != live ]] && t_left=$(date +%s%N)
+		((t_left != 0)) && [[ $state == live ]] && { t_live=$(date +%s%N); break; }
+		sleep 0.05
+	done
+	wait "$pid" || { rc=1; echo "fio failed:"; cat "$TB_TMP/fio.out"; }
+	grep -E 'READ:|WRITE:|err=' "$TB_TMP/fio.out"
+	echo "flushed_wr +$(($(dev_counter flushed_wr) - flushed0)), the last seen $(((t_flush - t0) / 1000000)) ms after the fault (50 ms polls)"
+	((t_flush)) || { echo "nothing was flushed"; rc=1; }
+	if ((t_live)); then
+		echo "controller reconnected $(((t_live - t0) / 1000000)) ms after the fault"
+	else
+		echo "controller never left live or never came back: $(cat "$c/state")"
+		rc=1
+	fi
+	dmesg | grep -E "mrbond0: member rxe$i (unusable|detached)" | tail -n1
+	eval "$recover" || rc=1
+	wait_for 20 eval '[[ $(member_state rxe'$i') == usable ]]' || rc=1
+	return $rc
+}
+
+test_nvme_link_down() { nvme_fault link; }
+test_nvme_member_removed() { nvme_fault remove; }
+
+test_nvme_teardown() {
+	timeout 60 nvme disconnect -n $NQN || return 1
+	rm $NVMET/ports/1/subsystems/$NQN && rmdir $NVMET/ports/1 &&
+		echo 0 >$NVMET/subsystems/$NQN/namespaces/1/enable &&
+		rmdir $NVMET/subsystems/$NQN/namespaces/1 $NVMET/subsystems/$NQN || return 1
+	modprobe -r nvme-rdma nvmet-rdma
+}
+
 test_nothing_leaked() {
 	local p rc=0
 	for p in 1 2; do
@@ -157,7 +268,7 @@ test_unload() {
 	modprobe -r mrbond_kperf && "$CTL" bond del mrbond0 && modprobe -r rdma_mrbond
 }
 
-ktap_header 10
+ktap_header 15
 if ! out=$(setup 2>&1); then
 	echo "$out" | sed 's/^/# /'
 	echo "Bail out! T0 data path setup failed"
@@ -171,6 +282,11 @@ run_test wrong_member_key_refused test_wrong_member_key
 run_test link_down_flushes_exactly_once test_link_down_flush
 run_test member_removal_flushes_exactly_once test_member_removal_flush
 run_test traffic_after_failover test_after_failover_traffic
+run_test nvme_connect_over_bond test_nvme_connect
+run_test nvme_fio_verify test_nvme_fio
+run_test nvme_survives_member_link_down test_nvme_link_down
+run_test nvme_survives_member_removal test_nvme_member_removed
+run_test nvme_teardown test_nvme_teardown
 run_test nothing_leaked test_nothing_leaked
 run_test unload test_unload
 ktap_totals
