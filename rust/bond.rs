@@ -16,8 +16,8 @@ use crate::{
     ffi::{self, BondInfo, IbDevice, MemberInfo, NetdevState, Vdev, MAX_MEMBERS, NAME_MAX},
     policy::{
         eligibility::{AdminState, Debounce, EligibilitySet, Inputs, LacpState, Reason, Usability},
-        knobs::BondMode,
         hash::FlowKey,
+        knobs::BondMode,
         placement::{PinScope, PlaceError, PlaceRequest, Placer, Policy},
         ulp, MemberIndex,
     },
@@ -301,6 +301,20 @@ impl Bond {
         }
     }
 
+    /// Copies the data path's live counters (QPs, outstanding WRs) into the
+    /// placer, which reports and weighs them. Takes the vdev lock.
+    pub(crate) fn refresh_loads(&self, st: &mut BondState) {
+        let vdev = self.vdev.lock();
+        let Some(v) = vdev.as_ref() else { return };
+        for slot in 0..MAX_MEMBERS {
+            let Some(m) = slot_index(slot) else { continue };
+            if st.members.get(slot).is_some_and(Option::is_some) {
+                let load = v.member_load(u32::try_from(slot).unwrap_or(u32::MAX));
+                st.placer.set_load(m, load.qps, load.outstanding);
+            }
+        }
+    }
+
     /// The member whose QP1 carries the MADs of vdev `port`: a rail port's
     /// own member while it is usable, else (and in active-backup) the first
     /// usable member.
@@ -324,15 +338,7 @@ impl Bond {
         let mut guard = self.state.lock();
         let st = &mut *guard;
         // LQF and WRR weigh the data path's live counters.
-        if let Some(v) = self.vdev.lock().as_ref() {
-            for slot in 0..MAX_MEMBERS {
-                let Some(m) = slot_index(slot) else { continue };
-                if st.members.get(slot).is_some_and(Option::is_some) {
-                    let load = v.member_load(u32::try_from(slot).unwrap_or(u32::MAX));
-                    st.placer.set_load(m, load.qps, load.outstanding);
-                }
-            }
-        }
+        self.refresh_loads(st);
         let home = pd_home.and_then(slot_index);
         // A target's QP answers a request that came in on the port's rail.
         let rail = match self.mode {
@@ -381,7 +387,8 @@ impl Bond {
             BondMode::ActiveBackup => 1,
         };
         out.lacp_source = self.lacp_source;
-        let st = self.state.lock();
+        let mut st = self.state.lock();
+        self.refresh_loads(&mut st);
         out.policy = policy_id(st.placer.policy());
         out.usable = u32::try_from(st.elig.usable_mask().count()).unwrap_or(0);
         out.placements = st.placements;
@@ -490,7 +497,8 @@ impl Bond {
     fn attach_members(&self, st: &mut BondState) {
         let vdev = self.vdev.lock();
         let Some(v) = vdev.as_ref() else { return };
-        for (slot, (member, attached)) in st.members.iter().zip(st.attached.iter_mut()).enumerate() {
+        for (slot, (member, attached)) in st.members.iter().zip(st.attached.iter_mut()).enumerate()
+        {
             let Some(dev) = member.as_ref().and_then(|m| m.dev.as_ref()) else {
                 continue;
             };

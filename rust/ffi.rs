@@ -841,8 +841,16 @@ pub(crate) unsafe extern "C" fn mrbond_rs_gsi_member(bond_ptr: *mut c_void, port
 /// The member slot a new MR binds to (see `policy::ulp::mr_member`), -1 if
 /// none is known. Pure: no lock, no allocation.
 #[no_mangle]
-pub(crate) extern "C" fn mrbond_rs_mr_member(task_hint: c_int, last_qp: c_int, home: c_int) -> c_int {
-    let idx = |v: c_int| usize::try_from(v).ok().and_then(crate::policy::MemberIndex::new);
+pub(crate) extern "C" fn mrbond_rs_mr_member(
+    task_hint: c_int,
+    last_qp: c_int,
+    home: c_int,
+) -> c_int {
+    let idx = |v: c_int| {
+        usize::try_from(v)
+            .ok()
+            .and_then(crate::policy::MemberIndex::new)
+    };
     crate::policy::ulp::mr_member(idx(task_hint), idx(last_qp), idx(home))
         .and_then(|m| c_int::try_from(m.get()).ok())
         .unwrap_or(-1)

@@ -40,12 +40,12 @@ const PASSIVE_ULPS: [&[u8]; 3] = [b"nvmet_rdma", b"ib_srpt", b"ib_isert"];
 /// came in on (the port the connection is bound to): the peer's QP is on
 /// that rail, and rails do not reach each other.
 pub fn is_passive(kern_name: &[u8]) -> bool {
-    PASSIVE_ULPS.iter().any(|u| *u == kern_name)
+    PASSIVE_ULPS.contains(&kern_name)
 }
 
 /// The key rule of the ULP called `kern_name`.
 pub fn key_rule(kern_name: &[u8]) -> KeyRule {
-    if SPREAD_ULPS.iter().any(|u| *u == kern_name) {
+    if SPREAD_ULPS.contains(&kern_name) {
         KeyRule::Spread
     } else {
         KeyRule::PinPd

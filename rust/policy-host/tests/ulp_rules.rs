@@ -17,7 +17,14 @@ fn ulps_whose_mrs_follow_their_qp_spread() {
 
 #[test]
 fn other_and_unknown_ulps_pin_the_pd() {
-    for ulp in ["ib_iser", "rds_rdma", "smc", "mrbond_kperf", "", "nvme_rdma2"] {
+    for ulp in [
+        "ib_iser",
+        "rds_rdma",
+        "smc",
+        "mrbond_kperf",
+        "",
+        "nvme_rdma2",
+    ] {
         assert_eq!(key_rule(ulp.as_bytes()), KeyRule::PinPd, "{ulp}");
     }
 }
