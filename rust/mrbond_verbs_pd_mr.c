@@ -216,11 +216,20 @@ int mrbond_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	return 0;
 }
 
+/* An orphan's pages go nowhere: only iova and length are computed. */
+static int mrbond_orphan_set_page(struct ib_mr *ibmr, u64 addr)
+{
+	return 0;
+}
+
 /*
  * With virtual DMA on both sides (the vdev has no dma_device; members are
  * software RoCE) the SG list's DMA addresses are kernel virtual addresses,
  * valid for the member as they are. The member computes iova and length;
- * the ULP reads them from the vdev MR.
+ * the ULP reads them from the vdev MR. An orphan (its member is gone) maps
+ * as a CPU-side operation still succeeds on a failed HCA; its REG_MR then
+ * flushes on the dead QP, which sends the ULP to its error recovery, where
+ * a failed map would fail the I/O instead.
  */
 int mrbond_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 		     unsigned int *sg_offset)
@@ -230,7 +239,8 @@ int mrbond_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 	int n;
 
 	if (!mmr)
-		return -EIO;	/* orphaned: its member is gone */
+		return ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset,
+				      mrbond_orphan_set_page);
 	n = ib_map_mr_sg(mmr, sg, sg_nents, sg_offset, ibmr->page_size);
 	ibmr->iova = mmr->iova;
 	ibmr->length = mmr->length;
