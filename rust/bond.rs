@@ -622,6 +622,7 @@ fn reason_id(r: Reason) -> u32 {
         Reason::LacpNotDistributing => 7,
         Reason::UpDelay => 8,
         Reason::DownDelay => 9,
+        Reason::Quiesced => 10,
     }
 }
 
