@@ -14,6 +14,7 @@ use kernel::{
 
 use crate::{
     ffi::{self, BondInfo, IbDevice, MemberInfo, NetdevState, Vdev, MAX_MEMBERS, NAME_MAX},
+    knobs::state::Knobs,
     policy::{
         eligibility::{AdminState, Debounce, EligibilitySet, Inputs, LacpState, Reason, Usability},
         knobs::BondMode,
@@ -161,6 +162,9 @@ pub(crate) struct Bond {
     /// The bond's vdev; `None` before registration and after teardown.
     #[pin]
     pub(crate) vdev: Mutex<Option<Vdev>>,
+    /// ECN/DCQCN/PFC settings and per-member status (`crate::knobs`).
+    #[pin]
+    pub(crate) knobs: Knobs,
 }
 
 fn slot_index(slot: usize) -> Option<MemberIndex> {
@@ -211,6 +215,7 @@ impl Bond {
                     "mrbond:bond"
                 ),
                 vdev <- new_mutex!(None, "mrbond:vdev"),
+                knobs <- Knobs::new(),
             }),
             GFP_KERNEL,
         )
@@ -421,7 +426,7 @@ impl Bond {
 
     /// Port events and netlink notifications for changed members; with no
     /// state lock held, since building the snapshot takes it.
-    fn announce(&self, events: &[Option<(usize, bool)>; MAX_MEMBERS]) {
+    pub(crate) fn announce(&self, events: &[Option<(usize, bool)>; MAX_MEMBERS]) {
         if events.iter().all(Option::is_none) {
             return;
         }
