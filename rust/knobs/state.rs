@@ -81,21 +81,34 @@ impl KnobsState {
         self.pfc = Some(bitmap);
     }
 
-    /// The entry of `name` in `slot` (a clean one if it is not theirs).
+    /// The entry of a member PFC was never applied to: `pending` once the
+    /// bond has a bitmap (a member that joined after the last write gets it
+    /// with the next one), else `unset`.
+    fn fresh(&self, owner: Option<Name>) -> MemberKnobs {
+        MemberKnobs {
+            owner,
+            pfc: if self.pfc.is_some() {
+                KnobStatus::Pending
+            } else {
+                KnobStatus::Unset
+            },
+            ..MemberKnobs::EMPTY
+        }
+    }
+
+    /// The entry of `name` in `slot` (a fresh one if it is not theirs).
     pub(crate) fn member(&self, slot: usize, name: &Name) -> MemberKnobs {
         match self.members.get(slot) {
             Some(m) if m.owned_by(name) => *m,
-            _ => MemberKnobs::EMPTY,
+            _ => self.fresh(None),
         }
     }
 
     fn member_mut(&mut self, slot: usize, name: &Name) -> Option<&mut MemberKnobs> {
+        let fresh = self.fresh(Some(*name));
         let m = self.members.get_mut(slot)?;
         if !m.owned_by(name) {
-            *m = MemberKnobs {
-                owner: Some(*name),
-                ..MemberKnobs::EMPTY
-            };
+            *m = fresh;
         }
         Some(m)
     }

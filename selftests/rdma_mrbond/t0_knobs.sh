@@ -227,6 +227,11 @@ test_veth_unsupported() {
 	"$CTL" pfc set mrbond1 bitmap 0x08 2>"$TB_TMP/warn" || return 1
 	grep -q 'warning: rxev1: pfc_enable: unsupported (no dcbnl ieee_setpfc)' "$TB_TMP/warn" ||
 		{ cat "$TB_TMP/warn"; return 1; }
+	# A member that joins after the write is pending until the next one.
+	"$CTL" member del mrbond1 rxev1 && "$CTL" member add mrbond1 rxev1 || return 1
+	grep -qx 'rxev1 0x08 pending' "$B1/pfc/status" || { cat "$B1/pfc/status"; return 1; }
+	echo 0x08 >"$B1/pfc/enable_bitmap" || return 1
+	grep -qx 'rxev1 0x08 unsupported(no dcbnl ieee_setpfc)' "$B1/pfc/status"
 }
 
 # bad_input NAME EXPECTED_TEXT CMD...: the command must fail, print the
