@@ -51,9 +51,10 @@ fn counters_of(values: &[u64; COUNTER_COUNT], mask: u32) -> Counters {
     c
 }
 
-/// Fills `info` (zeroed) for the bond; `with_counters` reads member
-/// counters too (hw counters may sleep, pause statistics take RTNL).
-pub(crate) fn fill(bond: &Bond, info: &mut KnobsInfo, with_counters: bool) {
+/// Fills `info` (zeroed) for the bond, member counters included: hw
+/// counters may sleep, pause statistics take RTNL, so no lock of ours may be
+/// held by the caller.
+pub(crate) fn fill(bond: &Bond, info: &mut KnobsInfo) {
     let mut netdevs = [0u32; ffi::MAX_MEMBERS];
     {
         let st = bond.state.lock();
@@ -89,9 +90,6 @@ pub(crate) fn fill(bond: &Bond, info: &mut KnobsInfo, with_counters: bool) {
                 }
                 info.nmembers = info.nmembers.saturating_add(1);
             }
-        }
-        if !with_counters {
-            return;
         }
         // Member handles are valid under the state lock; the settings lock
         // is not held while a driver reads its counters.
@@ -131,9 +129,9 @@ pub(crate) fn fill(bond: &Bond, info: &mut KnobsInfo, with_counters: bool) {
 }
 
 /// A filled snapshot on the heap.
-pub(crate) fn snapshot(bond: &Bond, with_counters: bool) -> Result<KBox<KnobsInfo>> {
+pub(crate) fn snapshot(bond: &Bond) -> Result<KBox<KnobsInfo>> {
     let mut info = KnobsInfo::new_boxed()?;
-    fill(bond, &mut info, with_counters);
+    fill(bond, &mut info);
     Ok(info)
 }
 

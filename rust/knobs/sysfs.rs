@@ -14,7 +14,7 @@ use crate::{
     bond::{emit, Bond, BufWriter},
     ffi::{knob_attr, KnobsInfo, KNOB_ECN_COUNT},
     policy::{
-        congestion::{member_knob_status, Counters, COUNTERS},
+        congestion::{member_knob_status, Counters, Errno, COUNTERS},
         knobs::{self, ConfigError, Knob},
         MemberIndex,
     },
@@ -27,19 +27,17 @@ fn ecn_knob(attr: u32) -> Option<Knob> {
     Knob::from_id(id).filter(|k| usize::from(k.id()) < KNOB_ECN_COUNT)
 }
 
-fn errno_of(e: crate::policy::congestion::Errno) -> i32 {
+/// A member's failure as a store's return value.
+fn errno_of(e: Errno) -> i32 {
     -i32::from(e.0)
 }
 
+/// A refused value: `-EINVAL` (the text is netlink's; sysfs has none).
 fn invalid(_: ConfigError) -> i32 {
     EINVAL.to_errno()
 }
 
-fn bitmap(v: Option<u8>) -> BitmapText {
-    BitmapText(v)
-}
-
-/// `0x08`, or `none`.
+/// A PFC bitmap as sysfs shows it: `0x08`, or `none`.
 struct BitmapText(Option<u8>);
 
 impl core::fmt::Display for BitmapText {
@@ -66,6 +64,7 @@ fn ecn_status(bond: &Bond, page: &mut [u8]) -> isize {
         for (label, knob) in [
             ("ecn_enable", Knob::EcnEnable),
             ("tclass", Knob::Tclass),
+            // Every DCQCN parameter has the status of np_enable.
             ("dcqcn", Knob::NpEnable),
         ] {
             if let Some(s) = member_knob_status(knob, pfc) {
@@ -87,7 +86,7 @@ fn pfc_status(bond: &Bond, page: &mut [u8]) -> isize {
             w,
             "{} {} {}",
             m.name.as_cstr(),
-            bitmap(settings.pfc_target(slot, &m.name)),
+            BitmapText(settings.pfc_target(slot, &m.name)),
             settings.member(slot, &m.name).pfc
         );
     }
@@ -115,7 +114,7 @@ fn write_counters(
 
 /// Bond sums first, then every member's counters.
 fn counters(bond: &Bond, page: &mut [u8], range: core::ops::Range<usize>) -> isize {
-    let info: KBox<KnobsInfo> = match report::snapshot(bond, true) {
+    let info: KBox<KnobsInfo> = match report::snapshot(bond) {
         Ok(i) => i,
         Err(e) => return e.to_errno() as isize,
     };
@@ -143,7 +142,7 @@ pub(crate) fn bond_show(bond: &Bond, attr: u32, page: &mut [u8]) -> isize {
         knob_attr::ECN_COUNTERS => counters(bond, page, 0..4),
         knob_attr::PFC_ENABLE => {
             let v = bond.knobs.settings.lock().pfc_bitmap();
-            emit(page, format_args!("{}\n", bitmap(v)))
+            emit(page, format_args!("{}\n", BitmapText(v)))
         }
         knob_attr::PFC_STATUS => pfc_status(bond, page),
         knob_attr::PFC_COUNTERS => counters(bond, page, 4..6),
@@ -196,7 +195,7 @@ pub(crate) fn member_show(bond: &Bond, slot: u32, attr: u32, page: &mut [u8]) ->
         .lock()
         .member(m.get(), &member.name)
         .pfc_override;
-    emit(page, format_args!("{}\n", bitmap(v)))
+    emit(page, format_args!("{}\n", BitmapText(v)))
 }
 
 /// Stores `members/<dev>/pfc_override` (`none` clears it), then applies PFC.
