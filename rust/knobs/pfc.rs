@@ -51,7 +51,7 @@ pub(super) fn apply(bond: &Bond) -> Result<(), Errno> {
         bond.knobs
             .settings
             .lock()
-            .set_pfc_status(slot, &name, status);
+            .set_pfc_status(slot, &name, ifindex, status);
         if let KnobStatus::Failed(e) = status {
             first.get_or_insert(e);
             if !CONTINUE_AFTER_FAILURE {
@@ -84,7 +84,7 @@ fn apply_member(
             bond.knobs
                 .settings
                 .lock()
-                .set_pfc_status(slot, name, KnobStatus::Pending);
+                .set_pfc_status(slot, name, ifindex, KnobStatus::Pending);
             quiesce(bond, slot, true);
             let status = change(ifindex, wanted, name);
             quiesce(bond, slot, false);

@@ -80,10 +80,11 @@ pub(crate) fn fill(bond: &Bond, info: &mut KnobsInfo) {
                 let mk = settings.member(slot, &member.name);
                 row.has_override = u8::from(mk.pfc_override.is_some());
                 row.pfc_override = mk.pfc_override.unwrap_or(0);
+                let pfc = settings.pfc_status(slot, &member.name, member.netdev);
                 for (dst, g) in row
                     .groups
                     .iter_mut()
-                    .zip(status_groups(mk.pfc).iter().flatten())
+                    .zip(status_groups(pfc).iter().flatten())
                 {
                     *dst = group_of(g.status, g.knobs);
                     row.ngroups = row.ngroups.saturating_add(1);

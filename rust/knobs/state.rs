@@ -24,7 +24,10 @@ pub(crate) struct MemberKnobs {
     /// PFC bitmap of this member instead of the bond's.
     pub(crate) pfc_override: Option<u8>,
     /// Where the member's PFC stands.
-    pub(crate) pfc: KnobStatus,
+    pfc: KnobStatus,
+    /// The netdev `pfc` was recorded for, 0 if none: PFC is the netdev's,
+    /// so a member on another netdev starts afresh.
+    netdev: u32,
 }
 
 impl MemberKnobs {
@@ -32,6 +35,7 @@ impl MemberKnobs {
         owner: None,
         pfc_override: None,
         pfc: KnobStatus::Unset,
+        netdev: 0,
     };
 
     fn owned_by(&self, name: &Name) -> bool {
@@ -120,10 +124,27 @@ impl KnobsState {
         }
     }
 
-    /// Records where a member's PFC stands.
-    pub(crate) fn set_pfc_status(&mut self, slot: usize, name: &Name, status: KnobStatus) {
+    /// Records where the PFC of a member on `netdev` (0: unknown) stands.
+    pub(crate) fn set_pfc_status(
+        &mut self,
+        slot: usize,
+        name: &Name,
+        netdev: u32,
+        status: KnobStatus,
+    ) {
         if let Some(m) = self.member_mut(slot, name) {
             m.pfc = status;
+            m.netdev = netdev;
+        }
+    }
+
+    /// Where the PFC of a member now on `netdev` stands.
+    pub(crate) fn pfc_status(&self, slot: usize, name: &Name, netdev: u32) -> KnobStatus {
+        let m = self.member(slot, name);
+        if m.netdev != 0 && netdev != 0 && m.netdev != netdev {
+            self.fresh(None).pfc
+        } else {
+            m.pfc
         }
     }
 

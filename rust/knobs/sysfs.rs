@@ -60,7 +60,7 @@ fn ecn_status(bond: &Bond, page: &mut [u8]) -> isize {
     let settings = bond.knobs.settings.lock();
     for (slot, m) in st.members.iter().enumerate() {
         let Some(m) = m else { continue };
-        let pfc = settings.member(slot, &m.name).pfc;
+        let pfc = settings.pfc_status(slot, &m.name, m.netdev);
         for (label, knob) in [
             ("ecn_enable", Knob::EcnEnable),
             ("tclass", Knob::Tclass),
@@ -87,7 +87,7 @@ fn pfc_status(bond: &Bond, page: &mut [u8]) -> isize {
             "{} {} {}",
             m.name.as_cstr(),
             BitmapText(settings.pfc_target(slot, &m.name)),
-            settings.member(slot, &m.name).pfc
+            settings.pfc_status(slot, &m.name, m.netdev)
         );
     }
     written(&w)

@@ -27,9 +27,9 @@ setup_knobs() {
 		ip addr add "198.18.3$i.1/24" dev "dcbt$i" && ip link set "dcbt$i" up || return 1
 		rdma link add "rxed$i" type rxe netdev "dcbt$i" || return 1
 	done
-	ip link add v0 type veth peer name v1 || return 1
-	ip link set v0 up && ip link set v1 up || return 1
-	rdma link add rxev0 type rxe netdev v0 && rdma link add rxev1 type rxe netdev v1 || return 1
+	ip link add v0 type veth peer name v1 && ip link add v2 type veth peer name v3 || return 1
+	for i in 0 1 2 3; do ip link set "v$i" up || return 1; done
+	for i in 0 1 2; do rdma link add "rxev$i" type rxe netdev "v$i" || return 1; done
 	"$CTL" bond add mrbond0 --member rxed0 --member rxed1 || return 1
 	"$CTL" bond add mrbond1 --member rxev0 --member rxev1 || return 1
 	wait_for 20 all_usable || { grep . "$B0"/members/*/state "$B1"/members/*/state; return 1; }
@@ -228,10 +228,11 @@ test_veth_unsupported() {
 	grep -q 'warning: rxev1: pfc_enable: unsupported (no dcbnl ieee_setpfc)' "$TB_TMP/warn" ||
 		{ cat "$TB_TMP/warn"; return 1; }
 	# A member that joins after the write is pending until the next one.
-	"$CTL" member del mrbond1 rxev1 && "$CTL" member add mrbond1 rxev1 || return 1
-	grep -qx 'rxev1 0x08 pending' "$B1/pfc/status" || { cat "$B1/pfc/status"; return 1; }
+	"$CTL" member del mrbond1 rxev1 && "$CTL" member add mrbond1 rxev2 || return 1
+	grep -qx 'rxev2 0x08 pending' "$B1/pfc/status" || { cat "$B1/pfc/status"; return 1; }
+	[[ $(knob mrbond1 rxev2 pfc_enable state) == pending ]] || return 1
 	echo 0x08 >"$B1/pfc/enable_bitmap" || return 1
-	grep -qx 'rxev1 0x08 unsupported(no dcbnl ieee_setpfc)' "$B1/pfc/status"
+	grep -qx 'rxev2 0x08 unsupported(no dcbnl ieee_setpfc)' "$B1/pfc/status"
 }
 
 # bad_input NAME EXPECTED_TEXT CMD...: the command must fail, print the
