@@ -151,6 +151,12 @@ extern const struct attribute_group mrbond_member_knobs_group;
 void *mrbond_sysfs_kobj_bond(struct kobject *kobj);
 u32 mrbond_sysfs_kobj_slot(struct kobject *kobj);
 
+/*
+ * Room for one BOND_GET message: a bond with 16 members, each with its knob
+ * status, override and counters (about 300 bytes a member).
+ */
+#define MRBOND_NL_BOND_SIZE (4 * NLMSG_DEFAULT_SIZE)
+
 /* rust/mrbond_netlink.c: the registry handed to the netlink glue. */
 void *mrbond_netlink_ctx(void);
 /* rust/mrbond_nl_knobs.c: knob attributes of BOND_GET replies. */

@@ -213,8 +213,7 @@ int rdma_mrbond_nl_bond_get_doit(struct sk_buff *skb, struct genl_info *info)
 		goto out;
 	}
 	err = -ENOMEM;
-	/* Knob status and counters of up to 16 members. */
-	msg = genlmsg_new(4 * NLMSG_DEFAULT_SIZE, GFP_KERNEL);
+	msg = genlmsg_new(MRBOND_NL_BOND_SIZE, GFP_KERNEL);
 	if (!msg)
 		goto out;
 	hdr = genlmsg_iput(msg, info);

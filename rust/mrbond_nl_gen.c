@@ -140,6 +140,7 @@ static const struct genl_split_ops rdma_mrbond_nl_ops[] = {
 	},
 	{
 		.cmd	= RDMA_MRBOND_CMD_BOND_GET,
+		.start	= rdma_mrbond_nl_bond_get_dump_start,
 		.dumpit	= rdma_mrbond_nl_bond_get_dumpit,
 		.flags	= GENL_CMD_CAP_DUMP,
 	},

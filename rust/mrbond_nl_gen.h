@@ -18,6 +18,8 @@ extern const struct nla_policy rdma_mrbond_knob_status_nl_policy[RDMA_MRBOND_A_K
 extern const struct nla_policy rdma_mrbond_member_nl_policy[RDMA_MRBOND_A_MEMBER_PFC_OVERRIDE_CLEAR + 1];
 extern const struct nla_policy rdma_mrbond_pfc_nl_policy[RDMA_MRBOND_A_PFC_ENABLE_BITMAP + 1];
 
+int rdma_mrbond_nl_bond_get_dump_start(struct netlink_callback *cb);
+
 int rdma_mrbond_nl_bond_get_doit(struct sk_buff *skb, struct genl_info *info);
 int rdma_mrbond_nl_bond_get_dumpit(struct sk_buff *skb,
 				   struct netlink_callback *cb);

@@ -132,6 +132,13 @@ out:
 	return err;
 }
 
+/* BOND_GET dumps: every message has room for one whole bond. */
+int rdma_mrbond_nl_bond_get_dump_start(struct netlink_callback *cb)
+{
+	cb->min_dump_alloc = MRBOND_NL_BOND_SIZE;
+	return 0;
+}
+
 struct mrbond_knobs_info *mrbond_nl_knobs_info(const char *bond_name)
 {
 	struct mrbond_knobs_info *ki = kzalloc(sizeof(*ki), GFP_KERNEL);

@@ -307,6 +307,30 @@ test_bad_inputs() {
 	((fails == 0))
 }
 
+# The largest bond: 16 members' knob status and counters in one BOND_GET
+# reply, and in one dump message.
+test_sixteen_members() {
+	local i members=() b2=$SYS/mrbond2/mrbond
+	for ((i = 0; i < 16; i += 2)); do
+		ip link add "w$i" type veth peer name "w$((i + 1))" || return 1
+	done
+	for ((i = 0; i < 16; i++)); do
+		ip link set "w$i" up && rdma link add "rxw$i" type rxe netdev "w$i" || return 1
+		members+=(--member "rxw$i")
+	done
+	"$CTL" bond add mrbond2 "${members[@]}" || return 1
+	echo 0x08 >"$b2/pfc/enable_bitmap" || return 1
+	[[ $(grep -c 'unsupported(no dcbnl ieee_setpfc)' "$b2/pfc/status") == 16 ]] || return 1
+	local got
+	got=$("$CTL" -j bond show mrbond2 |
+		jq '.[0].members | map(select(.knobs.pfc_enable.state == "unsupported")) | length')
+	[[ $got == 16 ]] || { echo "bond show mrbond2: $got members with knobs"; return 1; }
+	got=$("$CTL" -j bond show | jq '.[] | select(.name == "mrbond2") | .members | map(.knobs | length) | add')
+	[[ $got == 336 ]] || { echo "dump: $got knob statuses, want 16 x 21"; return 1; }
+	"$CTL" bond del mrbond2 || return 1
+	for ((i = 0; i < 16; i++)); do rdma link del "rxw$i" || return 1; done
+}
+
 test_unload() {
 	rdma link del rxed0 && rdma link del rxed1 || return 1
 	modprobe -r rdma_mrbond || return 1
@@ -314,7 +338,7 @@ test_unload() {
 	[[ ! -e /sys/class/net/dcbt0 && ! -e $SYS/mrbond0 ]]
 }
 
-ktap_header 11
+ktap_header 12
 if ! out=$(setup_knobs 2>&1); then
 	echo "$out" | sed 's/^/# /'
 	echo "Bail out! knob test setup failed"
@@ -330,6 +354,7 @@ run_test pfc_readback_mismatch_rolled_back test_pfc_mismatch
 run_test pfc_member_override test_pfc_override
 run_test veth_members_unsupported test_veth_unsupported
 run_test refused_inputs_change_nothing test_bad_inputs
+run_test sixteen_members_in_one_message test_sixteen_members
 run_test unload_with_knobs_set test_unload
 ktap_totals
 [[ $KTAP_FAIL == 0 ]]
