@@ -14,6 +14,7 @@ use kernel::{
 
 use crate::{
     ffi::{self, BondInfo, IbDevice, MemberInfo, NetdevState, Vdev, MAX_MEMBERS, NAME_MAX},
+    knobs::state::Knobs,
     policy::{
         eligibility::{AdminState, Debounce, EligibilitySet, Inputs, LacpState, Reason, Usability},
         hash::FlowKey,
@@ -170,6 +171,9 @@ pub(crate) struct Bond {
     /// The bond's vdev; `None` before registration and after teardown.
     #[pin]
     pub(crate) vdev: Mutex<Option<Vdev>>,
+    /// ECN/DCQCN/PFC settings and per-member status (`crate::knobs`).
+    #[pin]
+    pub(crate) knobs: Knobs,
 }
 
 fn slot_index(slot: usize) -> Option<MemberIndex> {
@@ -223,6 +227,7 @@ impl Bond {
                     "mrbond:bond"
                 ),
                 vdev <- new_mutex!(None, "mrbond:vdev"),
+                knobs <- Knobs::new(),
             }),
             GFP_KERNEL,
         )
@@ -560,7 +565,7 @@ impl Bond {
 
     /// Port events and netlink notifications for changed members; with no
     /// state lock held, since building the snapshot takes it.
-    fn announce(&self, events: &[Option<(usize, bool)>; MAX_MEMBERS]) {
+    pub(crate) fn announce(&self, events: &[Option<(usize, bool)>; MAX_MEMBERS]) {
         if events.iter().all(Option::is_none) {
             return;
         }
@@ -761,6 +766,7 @@ fn reason_id(r: Reason) -> u32 {
         Reason::LacpNotDistributing => 7,
         Reason::UpDelay => 8,
         Reason::DownDelay => 9,
+        Reason::Quiesced => 10,
     }
 }
 

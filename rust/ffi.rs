@@ -19,7 +19,7 @@ use kernel::{
     types::{ForeignOwnable, Opaque},
 };
 
-use crate::{bond::Bond, registry::Registry};
+use crate::{bond::Bond, policy::congestion::Errno, registry::Registry};
 
 /// Longest RDMA device name plus its NUL (`IB_DEVICE_NAME_MAX`).
 pub(crate) const NAME_MAX: usize = 64;
@@ -955,4 +955,400 @@ pub(crate) unsafe extern "C" fn mrbond_rs_member_attr_store(
 pub(crate) unsafe extern "C" fn mrbond_rs_vdev_unregistering(ctx: *mut c_void, v: *mut RawVdev) {
     // SAFETY: the glue passes its live context.
     unsafe { registry(ctx) }.vdev_unregistering(v);
+}
+
+// ---- knobs: ECN, DCQCN, PFC (include/rdma_mrbond_knobs.h) ----
+
+/// `MRBOND_KNOB_ECN_COUNT`: knob ids below it are the ECN settings.
+pub(crate) const KNOB_ECN_COUNT: usize = 20;
+/// `MRBOND_COUNTER_MAX`.
+pub(crate) const COUNTER_MAX: usize = 6;
+/// `MRBOND_HW_COUNTER_MAX`: the first counters, read from member hw counters.
+pub(crate) const HW_COUNTER_MAX: usize = 4;
+/// `MRBOND_KNOB_GROUPS`.
+pub(crate) const KNOB_GROUPS: usize = 4;
+
+/// `enum mrbond_knob_attr`: sysfs ids besides the ECN knobs' own ids.
+pub(crate) mod knob_attr {
+    /// `ecn/status`.
+    pub(crate) const ECN_STATUS: u32 = 32;
+    /// `ecn/counters`.
+    pub(crate) const ECN_COUNTERS: u32 = 33;
+    /// `pfc/enable_bitmap`.
+    pub(crate) const PFC_ENABLE: u32 = 34;
+    /// `pfc/status`.
+    pub(crate) const PFC_STATUS: u32 = 35;
+    /// `pfc/counters`.
+    pub(crate) const PFC_COUNTERS: u32 = 36;
+    /// `members/<dev>/pfc_override`.
+    pub(crate) const PFC_OVERRIDE: u32 = 37;
+}
+
+/// `struct mrbond_pfc`: `struct ieee_pfc` field by field.
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Pfc {
+    requests: [u64; 8],
+    indications: [u64; 8],
+    delay: u16,
+    pfc_cap: u8,
+    /// Per-priority enable bitmap.
+    pub(crate) pfc_en: u8,
+    mbc: u8,
+}
+
+impl Pfc {
+    /// The same settings with `pfc_en` replaced.
+    pub(crate) fn with_enabled(self, pfc_en: u8) -> Pfc {
+        Pfc { pfc_en, ..self }
+    }
+}
+
+/// `struct mrbond_ecn_spec`: one ECN_SET request.
+#[repr(C)]
+pub(crate) struct EcnSpec {
+    pub(crate) name: [u8; NAME_MAX],
+    pub(crate) mask: u32,
+    pub(crate) values: [u64; KNOB_ECN_COUNT],
+}
+
+/// `struct mrbond_pfc_member_spec`.
+#[repr(C)]
+pub(crate) struct PfcMemberSpec {
+    pub(crate) ibdev: [u8; NAME_MAX],
+    pub(crate) pfc_override: u64,
+    pub(crate) has_override: u8,
+    pub(crate) clear: u8,
+}
+
+/// `struct mrbond_pfc_spec`: one PFC_SET request.
+#[repr(C)]
+pub(crate) struct PfcSpec {
+    pub(crate) name: [u8; NAME_MAX],
+    pub(crate) bitmap: u64,
+    pub(crate) has_bitmap: u8,
+    pub(crate) nmembers: u32,
+    pub(crate) members: [PfcMemberSpec; MAX_MEMBERS],
+}
+
+impl PfcSpec {
+    /// The member entries the request carries.
+    pub(crate) fn members(&self) -> &[PfcMemberSpec] {
+        let n = usize::try_from(self.nmembers).unwrap_or(0).min(MAX_MEMBERS);
+        self.members.get(..n).unwrap_or(&[])
+    }
+}
+
+/// `struct mrbond_knob_group`.
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+pub(crate) struct KnobGroup {
+    pub(crate) knobs: u32,
+    pub(crate) state: u32,
+    pub(crate) reason: u32,
+    pub(crate) err: u32,
+}
+
+/// `struct mrbond_knobs_member`.
+#[repr(C)]
+pub(crate) struct KnobsMember {
+    pub(crate) ibdev: [u8; NAME_MAX],
+    pub(crate) counters: [u64; COUNTER_MAX],
+    pub(crate) counters_mask: u32,
+    pub(crate) ngroups: u32,
+    pub(crate) groups: [KnobGroup; KNOB_GROUPS],
+    pub(crate) has_override: u8,
+    pub(crate) pfc_override: u8,
+}
+
+/// `struct mrbond_knobs_info`: a bond's knob snapshot.
+#[repr(C)]
+pub(crate) struct KnobsInfo {
+    pub(crate) ecn: [u32; KNOB_ECN_COUNT],
+    pub(crate) counters: [u64; COUNTER_MAX],
+    pub(crate) counters_mask: u32,
+    pub(crate) pfc_set: u8,
+    pub(crate) pfc_bitmap: u8,
+    pub(crate) nmembers: u32,
+    pub(crate) members: [KnobsMember; MAX_MEMBERS],
+}
+
+// SAFETY: plain integers and arrays of them, as in C: all zeroes is a
+// valid value (the glue kzalloc()s the same struct).
+unsafe impl kernel::init::Zeroable for KnobGroup {}
+// SAFETY: integers, byte arrays and `KnobGroup`s, all valid when zero.
+unsafe impl kernel::init::Zeroable for KnobsMember {}
+// SAFETY: integers, arrays and `KnobsMember`s, all valid when zero.
+unsafe impl kernel::init::Zeroable for KnobsInfo {}
+
+impl KnobsInfo {
+    /// A zeroed snapshot on the heap (it is too large for the stack).
+    pub(crate) fn new_boxed() -> Result<KBox<KnobsInfo>> {
+        KBox::init(kernel::init::zeroed(), GFP_KERNEL)
+    }
+}
+
+/// Prototypes of `rust/mrbond_dcb.c`.
+mod knobs_glue {
+    use super::*;
+
+    extern "C" {
+        pub(super) fn mrbond_dcb_rtnl_lock();
+        pub(super) fn mrbond_dcb_rtnl_unlock();
+        pub(super) fn mrbond_dcb_getpfc(ifindex: u32, pfc: *mut Pfc) -> c_int;
+        pub(super) fn mrbond_dcb_setpfc(ifindex: u32, pfc: *const Pfc) -> c_int;
+        pub(super) fn mrbond_dcb_notify(ifindex: u32);
+        pub(super) fn mrbond_dcb_pause_stats(ifindex: u32, tx: *mut u64, rx: *mut u64) -> c_int;
+        pub(super) fn mrbond_glue_ibdev_hw_counters(
+            dev: *mut RawIbDevice,
+            names: *const *const c_char,
+            n: u32,
+            values: *mut u64,
+        ) -> u32;
+    }
+}
+
+/// `Ok` for a non-negative return, else its errno.
+fn errno_result(ret: c_int) -> core::result::Result<(), Errno> {
+    match Errno::from_ret(ret) {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+/// RTNL, held until this guard is dropped: the dcbnl ops need it, and one
+/// member's read, change and read-back happen under one hold.
+///
+/// # Invariants
+///
+/// RTNL is held by this thread while the value exists.
+pub(crate) struct Rtnl(());
+
+impl Rtnl {
+    /// Takes RTNL. Never with a lock of ours held: the netdev notifier
+    /// takes the registry and bond locks under RTNL.
+    pub(crate) fn lock() -> Self {
+        // SAFETY: a plain rtnl_lock(); released by `Drop`.
+        unsafe { knobs_glue::mrbond_dcb_rtnl_lock() };
+        // INVARIANT: taken just above.
+        Self(())
+    }
+
+    /// dcbnl `ieee_getpfc` of netdev `ifindex`.
+    pub(crate) fn get_pfc(&self, ifindex: u32) -> core::result::Result<Pfc, Errno> {
+        let mut pfc = Pfc::default();
+        // SAFETY: RTNL is held (type invariant); `pfc` is writable.
+        errno_result(unsafe { knobs_glue::mrbond_dcb_getpfc(ifindex, &mut pfc) })?;
+        Ok(pfc)
+    }
+
+    /// dcbnl `ieee_setpfc` of netdev `ifindex`.
+    pub(crate) fn set_pfc(&self, ifindex: u32, pfc: &Pfc) -> core::result::Result<(), Errno> {
+        // SAFETY: RTNL is held (type invariant); `pfc` is readable.
+        errno_result(unsafe { knobs_glue::mrbond_dcb_setpfc(ifindex, pfc) })
+    }
+
+    /// Tells DCB listeners (lldpad, `dcb monitor`) that the settings changed.
+    pub(crate) fn notify_dcb(&self, ifindex: u32) {
+        // SAFETY: RTNL is held (type invariant).
+        unsafe { knobs_glue::mrbond_dcb_notify(ifindex) }
+    }
+}
+
+impl Drop for Rtnl {
+    fn drop(&mut self) {
+        // SAFETY: RTNL is held by this thread (type invariant).
+        unsafe { knobs_glue::mrbond_dcb_rtnl_unlock() }
+    }
+}
+
+/// IEEE 802.3x pause frames (tx, rx) of a netdev, if its driver counts
+/// them (takes RTNL: call with no lock of ours held).
+pub(crate) fn pause_stats(ifindex: u32) -> Option<(u64, u64)> {
+    let (mut tx, mut rx) = (0u64, 0u64);
+    // SAFETY: both out-parameters are writable; no pointer is kept.
+    let ret = unsafe { knobs_glue::mrbond_dcb_pause_stats(ifindex, &mut tx, &mut rx) };
+    (ret == 0).then_some((tx, rx))
+}
+
+impl IbDevice {
+    /// Port 1 hw counters named `names`: `values[i]` and bit `i` of the
+    /// result for each one the device has. May sleep.
+    pub(crate) fn hw_counters(
+        &self,
+        names: &[&CStr; HW_COUNTER_MAX],
+        values: &mut [u64; HW_COUNTER_MAX],
+    ) -> u32 {
+        let ptrs = names.map(|n| n.as_char_ptr());
+        // SAFETY: by the invariant the device is registered; `ptrs` holds
+        // HW_COUNTER_MAX NUL-terminated strings and `values` as many slots.
+        unsafe {
+            knobs_glue::mrbond_glue_ibdev_hw_counters(
+                self.raw(),
+                ptrs.as_ptr(),
+                HW_COUNTER_MAX as u32,
+                values.as_mut_ptr(),
+            )
+        }
+    }
+}
+
+/// Traffic class of a bond QP; see `include/rdma_mrbond_knobs.h`.
+///
+/// # Safety
+///
+/// Called by the vdev's data path with the bond pointer of a live vdev.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn mrbond_rs_qp_traffic_class(
+    bond_ptr: *mut c_void,
+    requested: u8,
+) -> u8 {
+    // SAFETY: the vdev holds its reference, as the caller guarantees.
+    unsafe { bond(bond_ptr) }.knobs.qp_traffic_class(requested)
+}
+
+/// ECN_SET.
+///
+/// # Safety
+///
+/// Called by the netlink glue with its context, a valid spec and a writable
+/// extack out-parameter.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn mrbond_rs_ecn_set(
+    ctx: *mut c_void,
+    spec: *const EcnSpec,
+    extack: *mut *const c_char,
+) -> c_int {
+    // SAFETY: the glue passes its live context and a valid spec.
+    let (reg, spec) = unsafe { (registry(ctx), &*spec) };
+    match crate::knobs::netlink::ecn_set(reg, spec) {
+        Ok(()) => 0,
+        Err(e) => {
+            set_extack(extack, e.message);
+            e.errno.to_errno()
+        }
+    }
+}
+
+/// PFC_SET.
+///
+/// # Safety
+///
+/// Called by the netlink glue with its context, a valid spec and a writable
+/// extack out-parameter.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn mrbond_rs_pfc_set(
+    ctx: *mut c_void,
+    spec: *const PfcSpec,
+    extack: *mut *const c_char,
+) -> c_int {
+    // SAFETY: the glue passes its live context and a valid spec.
+    let (reg, spec) = unsafe { (registry(ctx), &*spec) };
+    match crate::knobs::netlink::pfc_set(reg, spec) {
+        Ok(()) => 0,
+        Err(e) => {
+            set_extack(extack, e.message);
+            e.errno.to_errno()
+        }
+    }
+}
+
+/// The knob snapshot of the bond named `name`, for BOND_GET.
+///
+/// # Safety
+///
+/// Called by the netlink glue with its context, a valid name and a
+/// writable, zeroed `info`.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn mrbond_rs_knobs_info(
+    ctx: *mut c_void,
+    name: *const c_char,
+    info: *mut KnobsInfo,
+) -> c_int {
+    // SAFETY: as the caller guarantees.
+    let (reg, name, info) = unsafe { (registry(ctx), c_bytes(name), &mut *info) };
+    match crate::knobs::netlink::knobs_info(reg, name, info) {
+        Ok(()) => 0,
+        Err(e) => e.to_errno(),
+    }
+}
+
+/// sysfs show of `mrbond/ecn/*` and `mrbond/pfc/*`.
+///
+/// # Safety
+///
+/// Called by `mrbond_sysfs_knobs.c` with a live vdev's bond and the sysfs page.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn mrbond_rs_knob_attr_show(
+    bond_ptr: *mut c_void,
+    attr: u32,
+    buf: *mut c_char,
+) -> isize {
+    // SAFETY: as the caller guarantees.
+    let (bond, page) = unsafe { (bond(bond_ptr), sysfs_page(buf)) };
+    crate::knobs::sysfs::bond_show(&bond, attr, page)
+}
+
+/// sysfs store of `mrbond/ecn/*` and `mrbond/pfc/*`.
+///
+/// # Safety
+///
+/// Called by `mrbond_sysfs_knobs.c` with a live vdev's bond and `len`
+/// readable bytes.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn mrbond_rs_knob_attr_store(
+    bond_ptr: *mut c_void,
+    attr: u32,
+    buf: *const c_char,
+    len: usize,
+) -> c_int {
+    // SAFETY: as the caller guarantees.
+    let (bond, input) = unsafe {
+        (
+            bond(bond_ptr),
+            core::slice::from_raw_parts(buf.cast::<u8>(), len),
+        )
+    };
+    crate::knobs::sysfs::bond_store(&bond, attr, input)
+}
+
+/// sysfs show of `members/<dev>/pfc_override`.
+///
+/// # Safety
+///
+/// Called by `mrbond_sysfs_knobs.c` with a live vdev's bond and the sysfs page.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn mrbond_rs_member_knob_attr_show(
+    bond_ptr: *mut c_void,
+    slot: u32,
+    attr: u32,
+    buf: *mut c_char,
+) -> isize {
+    // SAFETY: as the caller guarantees.
+    let (bond, page) = unsafe { (bond(bond_ptr), sysfs_page(buf)) };
+    crate::knobs::sysfs::member_show(&bond, slot, attr, page)
+}
+
+/// sysfs store of `members/<dev>/pfc_override`.
+///
+/// # Safety
+///
+/// Called by `mrbond_sysfs_knobs.c` with a live vdev's bond and `len`
+/// readable bytes.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn mrbond_rs_member_knob_attr_store(
+    bond_ptr: *mut c_void,
+    slot: u32,
+    attr: u32,
+    buf: *const c_char,
+    len: usize,
+) -> c_int {
+    // SAFETY: as the caller guarantees.
+    let (bond, input) = unsafe {
+        (
+            bond(bond_ptr),
+            core::slice::from_raw_parts(buf.cast::<u8>(), len),
+        )
+    };
+    crate::knobs::sysfs::member_store(&bond, slot, attr, input)
 }

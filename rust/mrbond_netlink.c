@@ -14,6 +14,7 @@
 #include <net/netlink.h>
 
 #include "rdma_mrbond_glue.h"
+#include "rdma_mrbond_knobs.h"
 #include "mrbond_nl_gen.h"
 
 /* The registry, as handed to mrbond_glue_init(). */
@@ -22,6 +23,11 @@ static void *mrbond_nl_ctx;
 void mrbond_netlink_set_ctx(void *ctx)
 {
 	mrbond_nl_ctx = ctx;
+}
+
+void *mrbond_netlink_ctx(void)
+{
+	return mrbond_nl_ctx;
 }
 
 static int mrbond_parse_member(struct nlattr *nest, struct mrbond_member_spec *m,
@@ -133,8 +139,10 @@ static int mrbond_simple_request(struct genl_info *info, u32 maxattr,
 	return mrbond_finish(info, err, extack);
 }
 
+/* ki: the bond's knob snapshot (rust/mrbond_nl_knobs.c), NULL in events. */
 static int mrbond_put_member(struct sk_buff *skb,
-			     const struct mrbond_member_info *m)
+			     const struct mrbond_member_info *m,
+			     const struct mrbond_knobs_info *ki)
 {
 	struct nlattr *nest = nla_nest_start(skb, RDMA_MRBOND_A_BOND_MEMBER);
 
@@ -150,7 +158,8 @@ static int mrbond_put_member(struct sk_buff *skb,
 	    nla_put_u64_64bit(skb, RDMA_MRBOND_A_MEMBER_TRANSITIONS, m->transitions, 0) ||
 	    (m->lacp_slave && nla_put_flag(skb, RDMA_MRBOND_A_MEMBER_LACP_SLAVE)) ||
 	    nla_put_u8(skb, RDMA_MRBOND_A_MEMBER_LINK_UP, m->link_up) ||
-	    nla_put_u8(skb, RDMA_MRBOND_A_MEMBER_TX_ENABLED, m->tx_enabled))
+	    nla_put_u8(skb, RDMA_MRBOND_A_MEMBER_TX_ENABLED, m->tx_enabled) ||
+	    mrbond_nl_put_member_knobs(skb, ki, m->ibdev))
 		return -EMSGSIZE;
 	nla_nest_end(skb, nest);
 	return 0;
@@ -158,6 +167,8 @@ static int mrbond_put_member(struct sk_buff *skb,
 
 static int mrbond_put_bond(struct sk_buff *skb, const struct mrbond_bond_info *b)
 {
+	struct mrbond_knobs_info *ki;
+	int err = -EMSGSIZE;
 	u32 i;
 
 	if (nla_put_u32(skb, RDMA_MRBOND_A_BOND_IBDEV_INDEX, b->ibdev_index) ||
@@ -170,10 +181,15 @@ static int mrbond_put_bond(struct sk_buff *skb, const struct mrbond_bond_info *b
 	    nla_put_u64_64bit(skb, RDMA_MRBOND_A_BOND_PLACEMENT_FAILURES,
 			      b->placement_failures, 0))
 		return -EMSGSIZE;
+	/* Without a knob snapshot (bond just deleted, no memory): no knobs. */
+	ki = mrbond_nl_knobs_info(b->name);
 	for (i = 0; i < b->nmembers && i < MRBOND_MAX_MEMBERS; i++)
-		if (mrbond_put_member(skb, &b->members[i]))
-			return -EMSGSIZE;
-	return 0;
+		if (mrbond_put_member(skb, &b->members[i], ki))
+			goto out;
+	err = mrbond_nl_put_bond_knobs(skb, ki);
+out:
+	kfree(ki);
+	return err;
 }
 
 int rdma_mrbond_nl_bond_get_doit(struct sk_buff *skb, struct genl_info *info)
@@ -197,7 +213,7 @@ int rdma_mrbond_nl_bond_get_doit(struct sk_buff *skb, struct genl_info *info)
 		goto out;
 	}
 	err = -ENOMEM;
-	msg = genlmsg_new(NLMSG_DEFAULT_SIZE, GFP_KERNEL);
+	msg = genlmsg_new(MRBOND_NL_BOND_SIZE, GFP_KERNEL);
 	if (!msg)
 		goto out;
 	hdr = genlmsg_iput(msg, info);
@@ -337,7 +353,7 @@ void mrbond_glue_notify_member(const struct mrbond_bond_info *b, u32 slot)
 	if (!hdr ||
 	    nla_put_u32(msg, RDMA_MRBOND_A_BOND_IBDEV_INDEX, b->ibdev_index) ||
 	    nla_put_string(msg, RDMA_MRBOND_A_BOND_NAME, b->name) ||
-	    mrbond_put_member(msg, &b->members[slot])) {
+	    mrbond_put_member(msg, &b->members[slot], NULL)) {
 		nlmsg_free(msg);
 		return;
 	}

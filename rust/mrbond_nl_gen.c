@@ -11,19 +11,66 @@
 #include <uapi/rdma_mrbond.h>
 
 /* Common nested types */
-const struct nla_policy rdma_mrbond_member_nl_policy[RDMA_MRBOND_A_MEMBER_TX_ENABLED + 1] = {
+const struct nla_policy rdma_mrbond_counters_nl_policy[RDMA_MRBOND_A_COUNTERS_RX_PAUSE_FRAMES + 1] = {
+	[RDMA_MRBOND_A_COUNTERS_NP_ECN_MARKED_ROCE_PACKETS] = { .type = NLA_U64, },
+	[RDMA_MRBOND_A_COUNTERS_NP_CNP_SENT] = { .type = NLA_U64, },
+	[RDMA_MRBOND_A_COUNTERS_RP_CNP_HANDLED] = { .type = NLA_U64, },
+	[RDMA_MRBOND_A_COUNTERS_RP_CNP_IGNORED] = { .type = NLA_U64, },
+	[RDMA_MRBOND_A_COUNTERS_TX_PAUSE_FRAMES] = { .type = NLA_U64, },
+	[RDMA_MRBOND_A_COUNTERS_RX_PAUSE_FRAMES] = { .type = NLA_U64, },
+};
+
+const struct nla_policy rdma_mrbond_ecn_nl_policy[RDMA_MRBOND_A_ECN_ENABLE + 1] = {
+	[RDMA_MRBOND_A_ECN_NP_ENABLE] = { .type = NLA_U32, },
+	[RDMA_MRBOND_A_ECN_NP_MIN_TIME_BETWEEN_CNPS] = { .type = NLA_U32, },
+	[RDMA_MRBOND_A_ECN_NP_CNP_DSCP] = { .type = NLA_U32, },
+	[RDMA_MRBOND_A_ECN_NP_CNP_802P_PRIO] = { .type = NLA_U32, },
+	[RDMA_MRBOND_A_ECN_RP_ENABLE] = { .type = NLA_U32, },
+	[RDMA_MRBOND_A_ECN_RP_CLAMP_TGT_RATE] = { .type = NLA_U32, },
+	[RDMA_MRBOND_A_ECN_RP_RPG_TIME_RESET] = { .type = NLA_U32, },
+	[RDMA_MRBOND_A_ECN_RP_RPG_BYTE_RESET] = { .type = NLA_U32, },
+	[RDMA_MRBOND_A_ECN_RP_RPG_THRESHOLD] = { .type = NLA_U32, },
+	[RDMA_MRBOND_A_ECN_RP_RPG_AI_RATE] = { .type = NLA_U32, },
+	[RDMA_MRBOND_A_ECN_RP_RPG_HAI_RATE] = { .type = NLA_U32, },
+	[RDMA_MRBOND_A_ECN_RP_RPG_GD] = { .type = NLA_U32, },
+	[RDMA_MRBOND_A_ECN_RP_RPG_MIN_DEC_FAC] = { .type = NLA_U32, },
+	[RDMA_MRBOND_A_ECN_RP_RPG_MIN_RATE] = { .type = NLA_U32, },
+	[RDMA_MRBOND_A_ECN_RP_DCE_TCP_G] = { .type = NLA_U32, },
+	[RDMA_MRBOND_A_ECN_RP_DCE_TCP_RTT] = { .type = NLA_U32, },
+	[RDMA_MRBOND_A_ECN_RP_INITIAL_ALPHA_VALUE] = { .type = NLA_U32, },
+	[RDMA_MRBOND_A_ECN_RP_RATE_REDUCE_MONITOR_PERIOD] = { .type = NLA_U32, },
+	[RDMA_MRBOND_A_ECN_TCLASS] = { .type = NLA_U32, },
+	[RDMA_MRBOND_A_ECN_ENABLE] = { .type = NLA_U32, },
+};
+
+const struct nla_policy rdma_mrbond_knob_status_nl_policy[RDMA_MRBOND_A_KNOB_STATUS_ERRNO + 1] = {
+	[RDMA_MRBOND_A_KNOB_STATUS_KNOBS] = NLA_POLICY_MASK(NLA_U32, 0x1fffff),
+	[RDMA_MRBOND_A_KNOB_STATUS_STATE] = NLA_POLICY_MAX(NLA_U32, 4),
+	[RDMA_MRBOND_A_KNOB_STATUS_REASON] = NLA_POLICY_MAX(NLA_U32, 1),
+	[RDMA_MRBOND_A_KNOB_STATUS_ERRNO] = { .type = NLA_U32, },
+};
+
+const struct nla_policy rdma_mrbond_member_nl_policy[RDMA_MRBOND_A_MEMBER_PFC_OVERRIDE_CLEAR + 1] = {
 	[RDMA_MRBOND_A_MEMBER_IBDEV] = { .type = NLA_NUL_STRING, .len = 63, },
 	[RDMA_MRBOND_A_MEMBER_NETDEV_IFINDEX] = { .type = NLA_U32, },
 	[RDMA_MRBOND_A_MEMBER_WEIGHT] = NLA_POLICY_RANGE(NLA_U32, 1, 1000),
 	[RDMA_MRBOND_A_MEMBER_ADMIN] = NLA_POLICY_MAX(NLA_U32, 2),
 	[RDMA_MRBOND_A_MEMBER_USABILITY] = NLA_POLICY_MAX(NLA_U32, 2),
-	[RDMA_MRBOND_A_MEMBER_REASON] = NLA_POLICY_MAX(NLA_U32, 9),
+	[RDMA_MRBOND_A_MEMBER_REASON] = NLA_POLICY_MAX(NLA_U32, 10),
 	[RDMA_MRBOND_A_MEMBER_QPS] = { .type = NLA_U32, },
 	[RDMA_MRBOND_A_MEMBER_OUTSTANDING] = { .type = NLA_U64, },
 	[RDMA_MRBOND_A_MEMBER_TRANSITIONS] = { .type = NLA_U64, },
 	[RDMA_MRBOND_A_MEMBER_LACP_SLAVE] = { .type = NLA_FLAG, },
 	[RDMA_MRBOND_A_MEMBER_LINK_UP] = { .type = NLA_U8, },
 	[RDMA_MRBOND_A_MEMBER_TX_ENABLED] = { .type = NLA_U8, },
+	[RDMA_MRBOND_A_MEMBER_KNOB_STATUS] = NLA_POLICY_NESTED(rdma_mrbond_knob_status_nl_policy),
+	[RDMA_MRBOND_A_MEMBER_COUNTERS] = NLA_POLICY_NESTED(rdma_mrbond_counters_nl_policy),
+	[RDMA_MRBOND_A_MEMBER_PFC_OVERRIDE] = { .type = NLA_U32, },
+	[RDMA_MRBOND_A_MEMBER_PFC_OVERRIDE_CLEAR] = { .type = NLA_FLAG, },
+};
+
+const struct nla_policy rdma_mrbond_pfc_nl_policy[RDMA_MRBOND_A_PFC_ENABLE_BITMAP + 1] = {
+	[RDMA_MRBOND_A_PFC_ENABLE_BITMAP] = { .type = NLA_U32, },
 };
 
 /* RDMA_MRBOND_CMD_BOND_GET - do */
@@ -69,6 +116,19 @@ static const struct nla_policy rdma_mrbond_member_set_nl_policy[RDMA_MRBOND_A_BO
 	[RDMA_MRBOND_A_BOND_MEMBER] = NLA_POLICY_NESTED(rdma_mrbond_member_nl_policy),
 };
 
+/* RDMA_MRBOND_CMD_ECN_SET - do */
+static const struct nla_policy rdma_mrbond_ecn_set_nl_policy[RDMA_MRBOND_A_BOND_ECN + 1] = {
+	[RDMA_MRBOND_A_BOND_NAME] = { .type = NLA_NUL_STRING, .len = 63, },
+	[RDMA_MRBOND_A_BOND_ECN] = NLA_POLICY_NESTED(rdma_mrbond_ecn_nl_policy),
+};
+
+/* RDMA_MRBOND_CMD_PFC_SET - do */
+static const struct nla_policy rdma_mrbond_pfc_set_nl_policy[RDMA_MRBOND_A_BOND_PFC + 1] = {
+	[RDMA_MRBOND_A_BOND_NAME] = { .type = NLA_NUL_STRING, .len = 63, },
+	[RDMA_MRBOND_A_BOND_PFC] = NLA_POLICY_NESTED(rdma_mrbond_pfc_nl_policy),
+	[RDMA_MRBOND_A_BOND_MEMBER] = NLA_POLICY_NESTED(rdma_mrbond_member_nl_policy),
+};
+
 /* Ops table for rdma_mrbond */
 static const struct genl_split_ops rdma_mrbond_nl_ops[] = {
 	{
@@ -80,6 +140,7 @@ static const struct genl_split_ops rdma_mrbond_nl_ops[] = {
 	},
 	{
 		.cmd	= RDMA_MRBOND_CMD_BOND_GET,
+		.start	= rdma_mrbond_nl_bond_get_dump_start,
 		.dumpit	= rdma_mrbond_nl_bond_get_dumpit,
 		.flags	= GENL_CMD_CAP_DUMP,
 	},
@@ -123,6 +184,20 @@ static const struct genl_split_ops rdma_mrbond_nl_ops[] = {
 		.doit		= rdma_mrbond_nl_member_set_doit,
 		.policy		= rdma_mrbond_member_set_nl_policy,
 		.maxattr	= RDMA_MRBOND_A_BOND_MEMBER,
+		.flags		= GENL_ADMIN_PERM | GENL_CMD_CAP_DO,
+	},
+	{
+		.cmd		= RDMA_MRBOND_CMD_ECN_SET,
+		.doit		= rdma_mrbond_nl_ecn_set_doit,
+		.policy		= rdma_mrbond_ecn_set_nl_policy,
+		.maxattr	= RDMA_MRBOND_A_BOND_ECN,
+		.flags		= GENL_ADMIN_PERM | GENL_CMD_CAP_DO,
+	},
+	{
+		.cmd		= RDMA_MRBOND_CMD_PFC_SET,
+		.doit		= rdma_mrbond_nl_pfc_set_doit,
+		.policy		= rdma_mrbond_pfc_set_nl_policy,
+		.maxattr	= RDMA_MRBOND_A_BOND_PFC,
 		.flags		= GENL_ADMIN_PERM | GENL_CMD_CAP_DO,
 	},
 };

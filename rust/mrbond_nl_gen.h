@@ -12,7 +12,13 @@
 #include <uapi/rdma_mrbond.h>
 
 /* Common nested types */
-extern const struct nla_policy rdma_mrbond_member_nl_policy[RDMA_MRBOND_A_MEMBER_TX_ENABLED + 1];
+extern const struct nla_policy rdma_mrbond_counters_nl_policy[RDMA_MRBOND_A_COUNTERS_RX_PAUSE_FRAMES + 1];
+extern const struct nla_policy rdma_mrbond_ecn_nl_policy[RDMA_MRBOND_A_ECN_ENABLE + 1];
+extern const struct nla_policy rdma_mrbond_knob_status_nl_policy[RDMA_MRBOND_A_KNOB_STATUS_ERRNO + 1];
+extern const struct nla_policy rdma_mrbond_member_nl_policy[RDMA_MRBOND_A_MEMBER_PFC_OVERRIDE_CLEAR + 1];
+extern const struct nla_policy rdma_mrbond_pfc_nl_policy[RDMA_MRBOND_A_PFC_ENABLE_BITMAP + 1];
+
+int rdma_mrbond_nl_bond_get_dump_start(struct netlink_callback *cb);
 
 int rdma_mrbond_nl_bond_get_doit(struct sk_buff *skb, struct genl_info *info);
 int rdma_mrbond_nl_bond_get_dumpit(struct sk_buff *skb,
@@ -23,6 +29,8 @@ int rdma_mrbond_nl_bond_set_doit(struct sk_buff *skb, struct genl_info *info);
 int rdma_mrbond_nl_member_add_doit(struct sk_buff *skb, struct genl_info *info);
 int rdma_mrbond_nl_member_del_doit(struct sk_buff *skb, struct genl_info *info);
 int rdma_mrbond_nl_member_set_doit(struct sk_buff *skb, struct genl_info *info);
+int rdma_mrbond_nl_ecn_set_doit(struct sk_buff *skb, struct genl_info *info);
+int rdma_mrbond_nl_pfc_set_doit(struct sk_buff *skb, struct genl_info *info);
 
 enum {
 	RDMA_MRBOND_NLGRP_EVENTS,

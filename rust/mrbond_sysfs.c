@@ -21,6 +21,7 @@
 #include <linux/sysfs.h>
 #include <rdma/ib_verbs.h>
 
+#include "rdma_mrbond_knobs.h"
 #include "rdma_mrbond_vdev.h"
 #include "rdma_mrbond_vdev_priv.h"
 
@@ -43,6 +44,16 @@ struct mrbond_sysfs_attr {
 static struct mrbond_sysfs_kobj *to_sysfs_kobj(struct kobject *kobj)
 {
 	return container_of(kobj, struct mrbond_sysfs_kobj, kobj);
+}
+
+void *mrbond_sysfs_kobj_bond(struct kobject *kobj)
+{
+	return to_sysfs_kobj(kobj)->v->bond;
+}
+
+u32 mrbond_sysfs_kobj_slot(struct kobject *kobj)
+{
+	return to_sysfs_kobj(kobj)->slot;
 }
 
 static u32 to_attr_id(const struct kobj_attribute *kattr)
@@ -148,7 +159,17 @@ static struct attribute *mrbond_bond_attrs[] = {
 	NULL,
 };
 static_assert(ARRAY_SIZE(mrbond_bond_attrs) == MRBOND_BOND_ATTR_MAX + 1);
-ATTRIBUTE_GROUPS(mrbond_bond);
+static const struct attribute_group mrbond_bond_group = {
+	.attrs = mrbond_bond_attrs,
+};
+
+/* mrbond/ecn/ and mrbond/pfc/ (rust/mrbond_sysfs_knobs.c) */
+static const struct attribute_group *mrbond_bond_groups[] = {
+	&mrbond_bond_group,
+	&mrbond_ecn_group,
+	&mrbond_pfc_group,
+	NULL,
+};
 
 static struct mrbond_sysfs_attr mrbond_member_attr[] = {
 	[MRBOND_MEMBER_ATTR_NETDEV] =
@@ -190,7 +211,15 @@ static struct attribute *mrbond_member_attrs[] = {
 	NULL,
 };
 static_assert(ARRAY_SIZE(mrbond_member_attrs) == MRBOND_MEMBER_ATTR_MAX + 1);
-ATTRIBUTE_GROUPS(mrbond_member);
+static const struct attribute_group mrbond_member_group = {
+	.attrs = mrbond_member_attrs,
+};
+
+static const struct attribute_group *mrbond_member_groups[] = {
+	&mrbond_member_group,
+	&mrbond_member_knobs_group,
+	NULL,
+};
 
 static void mrbond_sysfs_kobj_release(struct kobject *kobj)
 {

@@ -22,6 +22,7 @@
 #include <net/net_namespace.h>
 #include <rdma/ib_verbs.h>
 
+#include "rdma_mrbond_knobs.h"
 #include "rdma_mrbond_verbs_priv.h"
 
 /* Member QPs created before one gets a QPN free on the vdev. */
@@ -323,6 +324,9 @@ const struct ib_gid_attr *mrbond_member_av(struct mrbond_vdev *v, int member,
 
 	*mav = *vav;
 	rdma_ah_set_port_num(mav, m->port);
+	/* The bond's ECN marking and default DSCP (rust/knobs). */
+	mav->grh.traffic_class = mrbond_rs_qp_traffic_class(v->bond,
+							    grh->traffic_class);
 	mav->grh.sgid_index = mgid->index;
 	mav->grh.sgid_attr = mgid;
 

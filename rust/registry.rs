@@ -471,6 +471,12 @@ impl Registry {
         }
     }
 
+    /// The bond named `name` (for the knob requests, `crate::knobs`).
+    pub(crate) fn bond_named(&self, name: &[u8]) -> Option<Arc<Bond>> {
+        let inner = self.inner.lock();
+        Self::find_bond(&inner, name)
+    }
+
     fn bond_by_spec(&self, spec: &BondSpec) -> ReqResult<Arc<Bond>> {
         let name = Name::new(&spec.name).ok_or(ReqError::new(EINVAL, c_str!("bad bond name")))?;
         let inner = self.inner.lock();

@@ -21,6 +21,12 @@
 //! change at once, as bonding's `BOND_LINK_FAIL`/`BOND_LINK_BACK` do. Admin
 //! state and device presence are deliberate or final and act at once.
 //!
+//! A member can also be *quiesced* for a moment: the module applies a knob
+//! that may bounce the member's link (PFC through dcbnl) and stops placing
+//! QPs on it meanwhile. A quiesced member with a good link drains
+//! ([`Reason::Quiesced`]); the flag is the module's, not an input, so input
+//! updates leave it alone.
+//!
 //! Time is whatever monotonic nanoseconds the caller passes in; the core reads
 //! no clock. Deadlines that passed before an input arrives are applied first, at
 //! their own time, so a late timer cannot hide a transition. The module arms a
@@ -153,6 +159,8 @@ pub enum Reason {
     UpDelay,
     /// The link failed and `downdelay` has not elapsed.
     DownDelay,
+    /// A knob change (PFC) is being applied to the member.
+    Quiesced,
 }
 
 impl Reason {
@@ -169,6 +177,7 @@ impl Reason {
             Reason::LacpNotDistributing => "lacp-not-distributing",
             Reason::UpDelay => "updelay",
             Reason::DownDelay => "downdelay",
+            Reason::Quiesced => "quiesced",
         }
     }
 }
@@ -290,6 +299,7 @@ struct Member {
     inputs: Inputs,
     link: Link,
     status: Status,
+    quiesced: bool,
 }
 
 impl Member {
@@ -297,6 +307,7 @@ impl Member {
         inputs: Inputs::ABSENT,
         link: Link::Down,
         status: Status::NOT_MEMBER,
+        quiesced: false,
     };
 
     const fn deadline(&self) -> Option<u64> {
@@ -331,6 +342,8 @@ impl Member {
             Link::Up => {
                 if matches!(self.inputs.admin, AdminState::Drain) {
                     st(Usability::Draining, Reason::AdminDrain)
+                } else if self.quiesced {
+                    st(Usability::Draining, Reason::Quiesced)
                 } else {
                     Status::READY
                 }
@@ -537,6 +550,34 @@ impl EligibilitySet {
     /// Sets the bond lower state (or `NotSlave`).
     pub fn set_lacp(&mut self, m: MemberIndex, lacp: LacpState, now: u64) -> Transitions {
         self.modify(m, now, |i| i.lacp = lacp)
+    }
+
+    /// Quiesces a member (no new QPs while a knob is applied to it) or lets
+    /// it go. Ignored for absent slots.
+    pub fn set_quiesced(&mut self, m: MemberIndex, quiesced: bool, now: u64) -> Transitions {
+        let mut out = Transitions::new();
+        if !self.present.contains(m) {
+            return out;
+        }
+        if let Some(mem) = self.members.get_mut(m.get()) {
+            let before = mem.status;
+            mem.quiesced = quiesced;
+            mem.status = mem.compose();
+            if mem.status != before {
+                out.push(Transition {
+                    member: m,
+                    from: before,
+                    to: mem.status,
+                    at_ns: now,
+                });
+            }
+        }
+        out
+    }
+
+    /// Whether a member is quiesced.
+    pub fn quiesced(&self, m: MemberIndex) -> bool {
+        self.present.contains(m) && self.members.get(m.get()).is_some_and(|mem| mem.quiesced)
     }
 
     /// Applies every deadline due at `now`.

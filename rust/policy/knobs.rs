@@ -46,6 +46,12 @@ pub enum ConfigError {
     RateAboveLink(Knob),
     /// The member has no ECN/DCQCN machinery (rxe).
     CongestionControlUnsupported,
+    /// A request that changes nothing.
+    NothingToSet,
+    /// A PFC override given and cleared in the same request.
+    ConflictingOverride,
+    /// Not a number (decimal, or hexadecimal with `0x`).
+    NotANumber,
 }
 
 macro_rules! texts {
@@ -83,6 +89,13 @@ impl ConfigError {
             ConfigError::RateAboveLink(_) => texts!("mrbond: rate exceeds the member's link speed"),
             ConfigError::CongestionControlUnsupported => {
                 texts!("mrbond: member has no ECN/DCQCN support (rxe)")
+            }
+            ConfigError::NothingToSet => texts!("mrbond: nothing to set"),
+            ConfigError::ConflictingOverride => {
+                texts!("mrbond: give a PFC override or clear it, not both")
+            }
+            ConfigError::NotANumber => {
+                texts!("mrbond: not a number (decimal, or hexadecimal with 0x)")
             }
         }
     }
@@ -172,10 +185,11 @@ knobs! {
     RpInitialAlphaValue = "rp_initial_alpha_value", 0..=1023, default 1023;
     /// Least time between two rate reductions, us.
     RpRateReduceMonitorPeriod = "rp_rate_reduce_monitor_period", 1..=2147483647, default 4;
-    /// DSCP of bond QPs' traffic class.
-    TcDscp = "tc_dscp", 0..=63, default 26;
-    /// Mark bond QPs' packets ECN-capable (ECT(0)).
-    TcEcn = "tc_ecn", 0..=1, default 1;
+    /// Default traffic class (IPv4 TOS / GRH traffic class byte) of bond QPs
+    /// whose ULP asks for 0; 0 means none, as rdma_cm's `default_roce_tos`.
+    Tclass = "tclass", 0..=255, default 0;
+    /// Mark bond QPs' packets ECN-capable (ECT(0)) in the traffic class.
+    EcnEnable = "ecn_enable", 0..=1, default 1;
     /// PFC enable bitmap, one bit per priority (dcbnl `pfc_en`); 0 leaves PFC alone.
     PfcEnable = "pfc_enable", 0..=255, default 0;
     /// Member admin weight for wrr and the failover planner.
@@ -242,6 +256,12 @@ impl Knob {
         )
     }
 
+    /// Whether the knob belongs to the ECN settings of a bond (`ecn-set`,
+    /// sysfs `ecn/`): marking, the default traffic class and DCQCN.
+    pub const fn is_ecn(self) -> bool {
+        matches!(self, Knob::EcnEnable | Knob::Tclass) || self.is_congestion_control()
+    }
+
     /// Checks `value` against the knob's range. Takes `u64` so that a wide
     /// netlink attribute is refused rather than truncated.
     pub const fn validate(self, value: u64) -> Result<u32, ConfigError> {
@@ -303,26 +323,17 @@ impl KnobValues {
             .unwrap_or(knob.default_value())
     }
 
-    /// The traffic class for bond QPs from `tc_dscp` and `tc_ecn`.
-    pub fn traffic_class(&self) -> u8 {
-        traffic_class(self.get(Knob::TcDscp) as u8, self.get(Knob::TcEcn) != 0)
+    /// The traffic class a bond QP uses when its ULP asks for `requested`
+    /// (see [`super::congestion::qp_traffic_class`]).
+    pub fn qp_traffic_class(&self, requested: u8) -> u8 {
+        let default = u8::try_from(self.get(Knob::Tclass)).unwrap_or(0);
+        super::congestion::qp_traffic_class(requested, default, self.get(Knob::EcnEnable) != 0)
     }
 }
 
-/// IP traffic class byte: DSCP in the top six bits, ECT(0) in the ECN bits
-/// when `ecn` (RoCE NICs mark ECT(0); switches set CE).
-pub const fn traffic_class(dscp: u8, ecn: bool) -> u8 {
-    let d = (dscp & 0x3f).wrapping_shl(2);
-    if ecn {
-        d | 0b10
-    } else {
-        d
-    }
-}
-
-/// Validates a DSCP value.
-pub const fn validate_dscp(value: u64) -> Result<u8, ConfigError> {
-    match Knob::TcDscp.validate(value) {
+/// Validates a default traffic class byte.
+pub const fn validate_tclass(value: u64) -> Result<u8, ConfigError> {
+    match Knob::Tclass.validate(value) {
         Ok(v) => Ok(v as u8),
         Err(e) => Err(e),
     }
@@ -386,6 +397,46 @@ pub fn trim(mut s: &[u8]) -> &[u8] {
         }
     }
     s
+}
+
+/// Parses an unsigned number as sysfs writes it: decimal, or hexadecimal
+/// after `0x` (PFC bitmaps), with an optional trailing newline.
+pub fn parse_number(input: &[u8]) -> Result<u64, ConfigError> {
+    let s = trim(input);
+    let (digits, radix) = match s {
+        [b'0', b'x' | b'X', rest @ ..] => (rest, 16u64),
+        _ => (s, 10u64),
+    };
+    if digits.is_empty() {
+        return Err(ConfigError::NotANumber);
+    }
+    let mut v: u64 = 0;
+    for &c in digits {
+        let d = match c {
+            b'0'..=b'9' => c.wrapping_sub(b'0'),
+            b'a'..=b'f' if radix == 16 => c.wrapping_sub(b'a').wrapping_add(10),
+            b'A'..=b'F' if radix == 16 => c.wrapping_sub(b'A').wrapping_add(10),
+            _ => return Err(ConfigError::NotANumber),
+        };
+        v = v
+            .checked_mul(radix)
+            .and_then(|v| v.checked_add(u64::from(d)))
+            .ok_or(ConfigError::NotANumber)?;
+    }
+    Ok(v)
+}
+
+/// Parses and validates a knob value written to sysfs.
+pub fn parse_knob(knob: Knob, input: &[u8]) -> Result<u32, ConfigError> {
+    knob.validate(parse_number(input)?)
+}
+
+/// Parses a member's PFC override: `none` clears it, else a bitmap.
+pub fn parse_pfc_override(input: &[u8]) -> Result<Option<u8>, ConfigError> {
+    if trim(input) == b"none" {
+        return Ok(None);
+    }
+    validate_pfc_bitmap(parse_number(input)?).map(Some)
 }
 
 /// Parses a policy name.

@@ -22,12 +22,15 @@
 //!   replacements go, and the optional hysteretic rebalance.
 //! - [`knobs`]: validation of user-supplied values (ECN/DCQCN, PFC, bond knobs)
 //!   into typed errors with static extack text.
+//! - [`congestion`]: the traffic class of bond QPs, the per-member status of
+//!   the ECN/DCQCN/PFC knobs, and the PFC fan-out's per-member decisions.
 //! - [`selfcheck`]: deterministic scenarios run by both `cargo test` and KUnit.
 //!
 //! The kernel target is x86_64 (and arm64): `u64` division is used outside the
 //! per-decision paths; `u128` is never used because the kernel's
 //! `compiler_builtins` has no `u128` multiply/divide helpers.
 
+pub mod congestion;
 pub mod eligibility;
 pub mod failover;
 pub mod hash;

@@ -47,6 +47,8 @@ pub const CASES: &[(&str, Case)] = &[
     ("knobs_messages", knobs_messages),
     ("knobs_parse_names", knobs_parse_names),
     ("knobs_traffic_class", knobs_traffic_class),
+    ("eligibility_quiesce", eligibility_quiesce),
+    ("pfc_decisions", pfc_decisions),
 ];
 
 /// Runs every case; returns the number that passed and the first failure.
@@ -669,7 +671,7 @@ pub fn knobs_reject_out_of_range() -> CaseResult {
 
 /// Every error text is non-empty and its NUL form is the same text plus NUL.
 pub fn knobs_messages() -> CaseResult {
-    let mut errors = [ConfigError::UnknownKnob; 11 + 24];
+    let mut errors = [ConfigError::UnknownKnob; 14 + 24];
     let fixed = [
         ConfigError::UnknownKnob,
         ConfigError::UnknownPolicy,
@@ -682,6 +684,9 @@ pub fn knobs_messages() -> CaseResult {
         ConfigError::RateAboveLink(Knob::RpRpgAiRate),
         ConfigError::CongestionControlUnsupported,
         ConfigError::OutOfRange(Knob::Weight),
+        ConfigError::NothingToSet,
+        ConfigError::ConflictingOverride,
+        ConfigError::NotANumber,
     ];
     let mut n = 0usize;
     for e in fixed
@@ -766,14 +771,78 @@ pub fn knobs_parse_names() -> CaseResult {
     ensure(Knob::from_name(b"rp_rpg_nope").is_none(), "unknown knob")
 }
 
-/// Traffic class = DSCP << 2 | ECT(0).
+/// Traffic class of bond QPs: default for 0, DSCP kept, ECN bits ECT(0) or
+/// cleared.
 pub fn knobs_traffic_class() -> CaseResult {
-    ensure(knobs::traffic_class(26, true) == 0x6a, "dscp 26 + ect0")?;
-    ensure(knobs::traffic_class(26, false) == 0x68, "dscp 26")?;
-    ensure(knobs::traffic_class(0xff, false) == 0xfc, "dscp masked")?;
+    use super::congestion::qp_traffic_class;
+    ensure(qp_traffic_class(0x68, 0, true) == 0x6a, "dscp 26 + ect0")?;
+    ensure(qp_traffic_class(0x6b, 0, false) == 0x68, "ecn bits cleared")?;
+    ensure(qp_traffic_class(0x03, 0, true) == 0x02, "CE becomes ECT(0)")?;
+    ensure(qp_traffic_class(0, 0x60, true) == 0x62, "default for 0")?;
+    ensure(qp_traffic_class(0x20, 0x60, false) == 0x20, "request wins")?;
+    ensure(qp_traffic_class(0, 0, false) == 0, "nothing configured")?;
     ensure(
-        KnobValues::DEFAULTS.traffic_class() == 0x6a,
-        "default tclass",
+        KnobValues::DEFAULTS.qp_traffic_class(0) == 0x02,
+        "default: ECT(0) only",
     )?;
-    ensure(knobs::validate_dscp(64).is_err(), "dscp 64")
+    ensure(knobs::validate_tclass(256).is_err(), "tclass 256")
+}
+
+/// A quiesced member drains, keeps its QPs, and comes back on release;
+/// admin drain and link faults keep their own reasons.
+pub fn eligibility_quiesce() -> CaseResult {
+    let mut e = EligibilitySet::new(Debounce::default());
+    let (a, b) = (m(0)?, m(1)?);
+    let _ = e.add_member(a, Inputs::HEALTHY, 0);
+    let _ = e.add_member(b, Inputs::HEALTHY, 0);
+    let t = e.set_quiesced(a, true, 5);
+    ensure(t.len() == 1, "one transition")?;
+    ensure(
+        e.status(a) == st(Usability::Draining, Reason::Quiesced),
+        "quiesced drains",
+    )?;
+    ensure(e.usable_mask() == MemberMask::from_bits(0b10), "b alone")?;
+    ensure(e.quiesced(a) && !e.quiesced(b), "flag")?;
+    let _ = e.update(a, Inputs::HEALTHY, 6);
+    ensure(e.quiesced(a), "inputs leave the flag alone")?;
+    let _ = e.set_admin(a, AdminState::Drain, 7);
+    ensure(e.status(a).reason == Reason::AdminDrain, "admin first")?;
+    let _ = e.set_admin(a, AdminState::Up, 8);
+    let _ = e.set_quiesced(a, false, 9);
+    ensure(e.status(a) == Status::READY, "released")?;
+    ensure(e.set_quiesced(m(5)?, true, 9).is_empty(), "absent slot")
+}
+
+/// PFC fan-out decisions: skip a member that has the value, report one
+/// without dcbnl as unsupported, roll back a failed or unkept change.
+pub fn pfc_decisions() -> CaseResult {
+    use super::congestion::{
+        pfc_outcome, pfc_plan, pfc_target, Errno, KnobStatus, PfcOutcome, PfcPlan, Unsupported,
+    };
+    ensure(pfc_target(Some(0x08), None) == Some(0x08), "bond value")?;
+    ensure(pfc_target(Some(0x08), Some(0x0c)) == Some(0x0c), "override")?;
+    ensure(pfc_target(None, None).is_none(), "unset")?;
+    ensure(pfc_plan(None, Ok(0)) == PfcPlan::Leave, "leave")?;
+    ensure(pfc_plan(Some(8), Ok(0)) == PfcPlan::Apply(8), "apply")?;
+    ensure(
+        pfc_plan(Some(8), Ok(8)) == PfcPlan::Report(KnobStatus::Applied),
+        "already there",
+    )?;
+    ensure(
+        pfc_plan(Some(8), Err(Errno::EOPNOTSUPP))
+            == PfcPlan::Report(KnobStatus::Unsupported(Unsupported::NoDcbnlSetpfc)),
+        "no dcbnl",
+    )?;
+    ensure(
+        pfc_outcome(8, Ok(()), Ok(8)) == PfcOutcome::Applied,
+        "read back",
+    )?;
+    ensure(
+        pfc_outcome(8, Err(Errno::EIO), Ok(0)) == PfcOutcome::RollBack(Errno::EIO),
+        "set failed",
+    )?;
+    ensure(
+        pfc_outcome(8, Ok(()), Ok(9)) == PfcOutcome::RollBack(Errno::EPROTO),
+        "mismatch",
+    )
 }

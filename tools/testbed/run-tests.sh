@@ -89,6 +89,7 @@ guest_suite() { # guest_suite LABEL TOPOLOGY SCRIPT TIMEOUT [ARGS]
 guest_suite t0-bench t0 selftests/rdma_mrbond/t0_single.sh 600
 guest_suite t0-control t0 selftests/rdma_mrbond/t0_control.sh 900
 guest_suite t0-datapath t0 selftests/rdma_mrbond/t0_datapath.sh 1200
+guest_suite t0-knobs t0 selftests/rdma_mrbond/t0_knobs.sh 900
 guest_suite t1-bench t1 selftests/rdma_mrbond/t1_bench.sh 1200 --links "${MRBOND_LINKS:-2}"
 guest_suite t1-control t1 selftests/rdma_mrbond/t1_control.sh 1200 --links "${MRBOND_LINKS:-2}"
 finish

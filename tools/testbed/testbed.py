@@ -32,6 +32,15 @@ BASE_PORT = int(os.environ.get("MRBOND_TB_PORT", "47100"))
 KTAP_RESULT = re.compile(r"^(not ok|ok) (\d+)(?: (.*))?$")
 
 
+def kernel_source(kdir):
+    """The kernel source tree of a build dir: Kbuild's own `source` link
+    (also right for a hard-linked copy of the build dir), else `../src`."""
+    link = os.path.join(kdir, "source")
+    if os.path.isdir(link):
+        return os.path.realpath(link)
+    return os.path.join(os.path.dirname(os.path.abspath(kdir)), "src")
+
+
 def log(msg):
     print(f"[testbed {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
 
@@ -102,7 +111,7 @@ class Guest:
                f"MRBOND_LINKS={a.links} MRBOND_ROOT={a.root} "
                f"MRBOND_SHAPE_RATE={shlex.quote(a.shape_rate)} "
                f"MRBOND_CTL={a.root}/target/debug/mrbondctl "
-               f"MRBOND_KSRC={os.path.dirname(os.path.abspath(a.kdir))}/src")
+               f"MRBOND_KSRC={kernel_source(a.kdir)}")
         # Knobs of single suites, forwarded only when set on the host:
         # NVME_DEV_MODE=raw runs t1_nvme.sh over a raw rxe member.
         for var in ("NVME_DEV_MODE",):

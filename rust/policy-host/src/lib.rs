@@ -24,6 +24,10 @@
 pub mod policy;
 pub mod workload;
 
+pub use policy::congestion::{
+    pfc_outcome, pfc_plan, pfc_target, qp_traffic_class, status_groups, Counters, Errno,
+    KnobStatus, PfcOutcome, PfcPlan, StatusGroup, Unsupported,
+};
 pub use policy::eligibility::{
     AdminState, Debounce, EligibilitySet, Inputs, LacpState, Reason, Status, Transition,
     Transitions, Usability,

@@ -82,5 +82,6 @@ fn brief_section7_knobs_present() {
     ] {
         let k = Knob::from_name(name.as_bytes()).unwrap_or_else(|| panic!("{name}"));
         assert!(name == "pfc_enable" || k.is_congestion_control(), "{name}");
+        assert!(name == "pfc_enable" || k.is_ecn(), "{name}");
     }
 }

@@ -29,6 +29,8 @@ pub enum Cmd {
     MemberDel = 6,
     MemberSet = 7,
     MemberChangeNtf = 8,
+    EcnSet = 9,
+    PfcSet = 10,
 }
 impl neli::consts::genl::Cmd for Cmd {}
 
@@ -44,6 +46,9 @@ pub enum BondAttr {
     UsableMembers = 7,
     Placements = 8,
     PlacementFailures = 9,
+    Ecn = 10,
+    Pfc = 11,
+    Counters = 12,
 }
 impl neli::consts::genl::NlAttrType for BondAttr {}
 
@@ -62,8 +67,70 @@ pub enum MemberAttr {
     LacpSlave = 10,
     LinkUp = 11,
     TxEnabled = 12,
+    KnobStatus = 13,
+    Counters = 14,
+    PfcOverride = 15,
+    PfcOverrideClear = 16,
 }
 impl neli::consts::genl::NlAttrType for MemberAttr {}
+
+/// `enum { RDMA_MRBOND_A_KNOB_STATUS_* }`: nested in `MemberAttr::KnobStatus`.
+#[neli_enum(serialized_type = "u16")]
+pub enum KnobStatusAttr {
+    Knobs = 1,
+    State = 2,
+    Reason = 3,
+    Errno = 4,
+}
+impl neli::consts::genl::NlAttrType for KnobStatusAttr {}
+
+/// `enum { RDMA_MRBOND_A_PFC_* }`: nested in `BondAttr::Pfc`.
+#[neli_enum(serialized_type = "u16")]
+pub enum PfcAttr {
+    EnableBitmap = 1,
+}
+impl neli::consts::genl::NlAttrType for PfcAttr {}
+
+/// Knob names by id (bit of `enum rdma_mrbond_knob`); the ECN knobs are the
+/// first [`ECN_KNOBS`], carried in the `ecn` nest as attribute id + 1.
+pub const KNOB_NAMES: [&str; 21] = [
+    "np_enable",
+    "np_min_time_between_cnps",
+    "np_cnp_dscp",
+    "np_cnp_802p_prio",
+    "rp_enable",
+    "rp_clamp_tgt_rate",
+    "rp_rpg_time_reset",
+    "rp_rpg_byte_reset",
+    "rp_rpg_threshold",
+    "rp_rpg_ai_rate",
+    "rp_rpg_hai_rate",
+    "rp_rpg_gd",
+    "rp_rpg_min_dec_fac",
+    "rp_rpg_min_rate",
+    "rp_dce_tcp_g",
+    "rp_dce_tcp_rtt",
+    "rp_initial_alpha_value",
+    "rp_rate_reduce_monitor_period",
+    "tclass",
+    "ecn_enable",
+    "pfc_enable",
+];
+
+/// Number of ECN knobs (ids `0..ECN_KNOBS`): DCQCN, tclass, ecn_enable.
+pub const ECN_KNOBS: usize = 20;
+/// Number of DCQCN parameters (ids `0..DCQCN_KNOBS`).
+pub const DCQCN_KNOBS: usize = 18;
+
+/// Counter names by attribute number - 1 (`enum { RDMA_MRBOND_A_COUNTERS_* }`).
+pub const COUNTER_NAMES: [&str; 6] = [
+    "np_ecn_marked_roce_packets",
+    "np_cnp_sent",
+    "rp_cnp_handled",
+    "rp_cnp_ignored",
+    "tx_pause_frames",
+    "rx_pause_frames",
+];
 
 /// Spec name of a bond attribute number, for extack "missing attribute" reports.
 pub fn bond_attr_name(nr: u16) -> Option<&'static str> {
@@ -77,6 +144,9 @@ pub fn bond_attr_name(nr: u16) -> Option<&'static str> {
         BondAttr::UsableMembers => "usable-members",
         BondAttr::Placements => "placements",
         BondAttr::PlacementFailures => "placement-failures",
+        BondAttr::Ecn => "ecn",
+        BondAttr::Pfc => "pfc",
+        BondAttr::Counters => "counters",
         BondAttr::UnrecognizedConst(_) => return None,
     })
 }
@@ -96,6 +166,10 @@ pub fn member_attr_name(nr: u16) -> Option<&'static str> {
         MemberAttr::LacpSlave => "lacp-slave",
         MemberAttr::LinkUp => "link-up",
         MemberAttr::TxEnabled => "tx-enabled",
+        MemberAttr::KnobStatus => "knob-status",
+        MemberAttr::Counters => "counters",
+        MemberAttr::PfcOverride => "pfc-override",
+        MemberAttr::PfcOverrideClear => "pfc-override-clear",
         MemberAttr::UnrecognizedConst(_) => return None,
     })
 }
@@ -250,6 +324,36 @@ uapi_enum! {
         LacpNotDistributing = 7 => "lacp-not-distributing",
         UpDelay = 8 => "up-delay",
         DownDelay = 9 => "down-delay",
+        Quiesced = 10 => "quiesced",
+    }
+}
+
+uapi_enum! {
+    /// `enum rdma_mrbond_knob_state`
+    KnobState, "knob state" {
+        Unset = 0 => "unset",
+        Pending = 1 => "pending",
+        Applied = 2 => "applied",
+        Unsupported = 3 => "unsupported",
+        Failed = 4 => "failed",
+    }
+}
+
+uapi_enum! {
+    /// `enum rdma_mrbond_unsupported_reason`
+    UnsupportedReason, "unsupported reason" {
+        DcqcnNoKernelInterface = 0 => "dcqcn-no-kernel-interface",
+        NoDcbnlSetpfc = 1 => "no-dcbnl-setpfc",
+    }
+}
+
+impl UnsupportedReason {
+    /// The sentence shown to the user (as the kernel's sysfs says it).
+    pub fn text(self) -> &'static str {
+        match self {
+            UnsupportedReason::DcqcnNoKernelInterface => "no kernel interface for DCQCN parameters",
+            UnsupportedReason::NoDcbnlSetpfc => "no dcbnl ieee_setpfc",
+        }
     }
 }
 
@@ -316,6 +420,7 @@ mod tests {
                 ("lacp-not-distributing", 7),
                 ("up-delay", 8),
                 ("down-delay", 9),
+                ("quiesced", 10),
             ]
         );
     }
@@ -351,6 +456,12 @@ mod tests {
         assert_eq!(u16::from(MemberAttr::TxEnabled), 12);
         assert_eq!(bond_attr_name(5), Some("lacp-source"));
         assert_eq!(member_attr_name(3), Some("weight"));
-        assert_eq!(member_attr_name(13), None);
+        assert_eq!(member_attr_name(13), Some("knob-status"));
+        assert_eq!(member_attr_name(17), None);
+        assert_eq!(u8::from(Cmd::EcnSet), 9);
+        assert_eq!(u8::from(Cmd::PfcSet), 10);
+        assert_eq!(u16::from(BondAttr::Counters), 12);
+        assert_eq!(KNOB_NAMES[ECN_KNOBS], "pfc_enable");
+        assert_eq!(KNOB_NAMES[DCQCN_KNOBS], "tclass");
     }
 }

@@ -9,6 +9,8 @@
 
 mod attrs;
 mod error;
+mod knob_args;
+mod knob_output;
 mod msg;
 mod nl;
 mod output;
@@ -52,8 +54,40 @@ enum Command {
     /// Add, remove and configure bond members
     #[command(subcommand)]
     Member(MemberCmd),
+    /// ECN marking, default traffic class and DCQCN parameters of a bond
+    #[command(subcommand)]
+    Ecn(EcnCmd),
+    /// Per-priority flow control of a bond's members
+    #[command(subcommand)]
+    Pfc(PfcCmd),
     /// Print member usability changes as they happen (group "events")
     Monitor(MonitorArgs),
+}
+
+#[derive(Debug, Subcommand)]
+enum EcnCmd {
+    /// Change ECN settings (ECN_SET): enable on|off, tclass N, and DCQCN
+    /// parameters by their mlx5 names (np-enable N, rp-rpg-gd N, ...)
+    Set {
+        /// Bond name
+        name: String,
+        /// KEY VALUE pairs
+        #[arg(value_name = "KEY VALUE", num_args = 1.., required = true, allow_hyphen_values = true)]
+        settings: Vec<String>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum PfcCmd {
+    /// Change the PFC bitmap or a member's override and apply it, member by
+    /// member (PFC_SET): [bitmap 0xNN] [member DEV override 0xNN|none]
+    Set {
+        /// Bond name
+        name: String,
+        /// bitmap N, member DEV override N|none
+        #[arg(value_name = "KEY VALUE", num_args = 1.., required = true)]
+        settings: Vec<String>,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -256,6 +290,46 @@ fn member_cmd(c: &mut Client, cmd: MemberCmd) -> Result<(), Error> {
     c.request(msg::member_op(op, &name, &spec)?).map(drop)
 }
 
+/// A usage error in the keyword arguments: clap's format, exit status 2.
+fn usage_error(msg: &str) -> ! {
+    use clap::CommandFactory;
+    Cli::command()
+        .error(clap::error::ErrorKind::InvalidValue, msg)
+        .exit()
+}
+
+/// After a set: warns (stderr) about members where the knobs are not
+/// applied, so that nothing passes for a silent success.
+fn warn_not_applied(c: &mut Client, name: &str, knobs: u32) -> Result<(), Error> {
+    let replies = c.request(msg::bond_get(Some(name))?)?;
+    for b in parse_replies(&replies)? {
+        for w in knob_output::not_applied_warnings(&b, knobs) {
+            eprintln!("mrbondctl: {w}");
+        }
+    }
+    Ok(())
+}
+
+fn ecn_cmd(c: &mut Client, cmd: EcnCmd) -> Result<(), Error> {
+    let EcnCmd::Set { name, settings } = cmd;
+    let values = knob_args::parse_ecn(&settings).unwrap_or_else(|e| usage_error(&e));
+    c.request(msg::ecn_set(&name, &values)?)?;
+    let mask = values.iter().fold(0u32, |m, (id, _)| m | (1 << id));
+    warn_not_applied(c, &name, mask)
+}
+
+fn pfc_cmd(c: &mut Client, cmd: PfcCmd) -> Result<(), Error> {
+    let PfcCmd::Set { name, settings } = cmd;
+    let args = knob_args::parse_pfc(&settings).unwrap_or_else(|e| usage_error(&e));
+    let member = args.member.as_ref().map(|(d, o)| (d.as_str(), *o));
+    let result = c.request(msg::pfc_set(&name, args.bitmap, member)?);
+    // Every member's outcome, also when one failed.
+    let pfc_enable = 1 << attrs::ECN_KNOBS;
+    let warned = warn_not_applied(c, &name, pfc_enable);
+    result?;
+    warned
+}
+
 fn monitor(c: &mut Client, args: &MonitorArgs, json: bool) -> Result<(), Error> {
     c.subscribe(MCGRP_EVENTS)?;
     let deadline = args.timeout.map(|t| Instant::now() + t);
@@ -315,6 +389,8 @@ fn run(cli: Cli) -> Result<(), Error> {
             c.request(msg::bond_set(&name, policy)?).map(drop)
         }
         Command::Member(cmd) => member_cmd(&mut c, cmd),
+        Command::Ecn(cmd) => ecn_cmd(&mut c, cmd),
+        Command::Pfc(cmd) => pfc_cmd(&mut c, cmd),
         Command::Monitor(a) => monitor(&mut c, &a, json),
     }
 }
@@ -420,5 +496,14 @@ mod tests {
             Ok(())
         );
         assert_eq!(usage(&["bond", "show"]), Ok(()));
+        assert_eq!(usage(&["ecn", "set", "b"]), Err(2));
+        assert_eq!(
+            usage(&["ecn", "set", "b", "enable", "on", "rp-rpg-gd", "11"]),
+            Ok(())
+        );
+        assert_eq!(
+            usage(&["pfc", "set", "b", "member", "rxe0", "override", "none"]),
+            Ok(())
+        );
     }
 }

@@ -11,7 +11,10 @@ use neli::genl::{AttrTypeBuilder, Genlmsghdr, GenlmsghdrBuilder, Nlattr, NlattrB
 use neli::types::{Buffer, GenlBuffer};
 use neli::{Size, ToBytes};
 
-use crate::attrs::{AdminState, BondAttr, Cmd, MemberAttr, Mode, Policy, FAMILY_VERSION};
+use crate::attrs::{
+    AdminState, BondAttr, Cmd, KnobStatusAttr, MemberAttr, Mode, PfcAttr, Policy, COUNTER_NAMES,
+    ECN_KNOBS, FAMILY_VERSION,
+};
 use crate::error::Error;
 
 /// A generic netlink message of the rdma_mrbond family.
@@ -71,7 +74,31 @@ pub struct Member {
     pub lacp_slave: bool,
     pub link_up: Option<bool>,
     pub tx_enabled: Option<bool>,
+    /// Status of every knob, knobs of equal status together.
+    pub knob_status: Vec<KnobStatus>,
+    /// Congestion counters; `None` when the kernel sent no counters nest.
+    pub counters: Option<Counters>,
+    pub pfc_override: Option<u32>,
 }
+
+/// One `knob-status` nest: the knobs (bit = knob id) sharing a status.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct KnobStatus {
+    pub knobs: u32,
+    /// Raw `enum rdma_mrbond_knob_state`.
+    pub state: Option<u32>,
+    /// Raw `enum rdma_mrbond_unsupported_reason`.
+    pub reason: Option<u32>,
+    pub errno: Option<u32>,
+}
+
+/// A `counters` nest, by attribute number - 1; `None` is unavailable.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Counters(pub [Option<u64>; COUNTER_NAMES.len()]);
+
+/// ECN settings (`ecn` nest), by knob id.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Ecn(pub [Option<u32>; ECN_KNOBS]);
 
 /// A bond as reported by BOND_GET / BOND_NEW, or the bond part of a
 /// MEMBER_CHANGE_NTF; absent attributes are `None`.
@@ -88,6 +115,12 @@ pub struct Bond {
     pub usable_members: Option<u32>,
     pub placements: Option<u64>,
     pub placement_failures: Option<u64>,
+    /// `None` when the kernel has no knob support (no `ecn` nest).
+    pub ecn: Option<Ecn>,
+    /// PFC bitmap; `None` while unset.
+    pub pfc_bitmap: Option<u32>,
+    /// Sums over members; `None` when no counters nest was sent.
+    pub counters: Option<Counters>,
 }
 
 // ---------------------------------------------------------------------------
@@ -191,6 +224,57 @@ pub fn bond_set(name: &str, policy: Policy) -> Result<GenlMsg, Error> {
     )
 }
 
+/// ECN_SET: name, ecn nest with the given (knob id, value) pairs.
+pub fn ecn_set(name: &str, values: &[(usize, u32)]) -> Result<GenlMsg, Error> {
+    let mut nest = attr(BondAttr::Ecn, Buffer::new())?;
+    for &(id, v) in values {
+        let ty = u16::try_from(id + 1).map_err(Error::local)?;
+        nest = nest.nest(&attr(ty, v)?).map_err(Error::local)?;
+    }
+    genl(
+        Cmd::EcnSet,
+        [attr(BondAttr::Name, name)?, nest].into_iter().collect(),
+    )
+}
+
+/// What PFC_SET does to one member's override.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PfcOverride {
+    /// Use this bitmap instead of the bond's.
+    Set(u32),
+    /// Drop the override.
+    Clear,
+}
+
+/// PFC_SET: name, [pfc nest with the bitmap], [member nest with an override].
+pub fn pfc_set(
+    name: &str,
+    bitmap: Option<u32>,
+    member: Option<(&str, PfcOverride)>,
+) -> Result<GenlMsg, Error> {
+    let mut a = GenlBuffer::new();
+    a.push(attr(BondAttr::Name, name)?);
+    if let Some(b) = bitmap {
+        a.push(
+            attr(BondAttr::Pfc, Buffer::new())?
+                .nest(&attr(PfcAttr::EnableBitmap, b)?)
+                .map_err(Error::local)?,
+        );
+    }
+    if let Some((ibdev, o)) = member {
+        let nest = attr(BondAttr::Member, Buffer::new())?
+            .nest(&attr(MemberAttr::Ibdev, ibdev)?)
+            .map_err(Error::local)?;
+        let nest = match o {
+            PfcOverride::Set(v) => nest.nest(&attr(MemberAttr::PfcOverride, v)?),
+            PfcOverride::Clear => nest.nest(&attr(MemberAttr::PfcOverrideClear, Buffer::new())?),
+        }
+        .map_err(Error::local)?;
+        a.push(nest);
+    }
+    genl(Cmd::PfcSet, a)
+}
+
 /// MEMBER_ADD / MEMBER_DEL / MEMBER_SET: name, member nest.
 pub fn member_op(cmd: Cmd, name: &str, member: &MemberSpec) -> Result<GenlMsg, Error> {
     genl(
@@ -259,10 +343,74 @@ pub fn parse_member(nest: &Nlattr<BondAttr, Buffer>) -> Result<Member, Error> {
             MemberAttr::LacpSlave => m.lacp_slave = true,
             MemberAttr::LinkUp => m.link_up = Some(get_u8("link-up", p)? != 0),
             MemberAttr::TxEnabled => m.tx_enabled = Some(get_u8("tx-enabled", p)? != 0),
-            MemberAttr::UnrecognizedConst(_) => {}
+            MemberAttr::KnobStatus => m.knob_status.push(parse_knob_status(a)?),
+            MemberAttr::Counters => m.counters = Some(parse_counters(a)?),
+            MemberAttr::PfcOverride => m.pfc_override = Some(get_u32("pfc-override", p)?),
+            MemberAttr::PfcOverrideClear | MemberAttr::UnrecognizedConst(_) => {}
         }
     }
     Ok(m)
+}
+
+type Handle<'a, T> = neli::attr::AttrHandle<'a, GenlBuffer<T, Buffer>, Nlattr<T, Buffer>>;
+
+fn nested<'a, T: NlAttrType, U: NlAttrType>(
+    nest: &'a Nlattr<U, Buffer>,
+    what: &str,
+) -> Result<Handle<'a, T>, Error> {
+    nest.get_attr_handle::<T>()
+        .map_err(|e| Error::Local(format!("malformed {what} nest: {e}")))
+}
+
+/// Decodes a `knob-status` nest.
+fn parse_knob_status<T: NlAttrType>(nest: &Nlattr<T, Buffer>) -> Result<KnobStatus, Error> {
+    let mut k = KnobStatus::default();
+    for a in nested::<KnobStatusAttr, _>(nest, "knob-status")?.iter() {
+        let p = a.nla_payload().as_ref();
+        match *a.nla_type().nla_type() {
+            KnobStatusAttr::Knobs => k.knobs = get_u32("knobs", p)?,
+            KnobStatusAttr::State => k.state = Some(get_u32("state", p)?),
+            KnobStatusAttr::Reason => k.reason = Some(get_u32("reason", p)?),
+            KnobStatusAttr::Errno => k.errno = Some(get_u32("errno", p)?),
+            KnobStatusAttr::UnrecognizedConst(_) => {}
+        }
+    }
+    Ok(k)
+}
+
+/// Decodes a `counters` nest (attribute numbers 1..=6).
+fn parse_counters<T: NlAttrType>(nest: &Nlattr<T, Buffer>) -> Result<Counters, Error> {
+    let mut c = Counters::default();
+    for a in nested::<u16, _>(nest, "counters")?.iter() {
+        let ty = usize::from(*a.nla_type().nla_type());
+        if let Some(slot) = ty.checked_sub(1).and_then(|i| c.0.get_mut(i)) {
+            *slot = Some(get_u64("counter", a.nla_payload().as_ref())?);
+        }
+    }
+    Ok(c)
+}
+
+/// Decodes the `ecn` nest (attribute number = knob id + 1).
+fn parse_ecn<T: NlAttrType>(nest: &Nlattr<T, Buffer>) -> Result<Ecn, Error> {
+    let mut e = Ecn::default();
+    for a in nested::<u16, _>(nest, "ecn")?.iter() {
+        let ty = usize::from(*a.nla_type().nla_type());
+        if let Some(slot) = ty.checked_sub(1).and_then(|i| e.0.get_mut(i)) {
+            *slot = Some(get_u32("ecn", a.nla_payload().as_ref())?);
+        }
+    }
+    Ok(e)
+}
+
+/// Decodes the `pfc` nest: the bitmap, if set.
+fn parse_pfc<T: NlAttrType>(nest: &Nlattr<T, Buffer>) -> Result<Option<u32>, Error> {
+    let mut bitmap = None;
+    for a in nested::<PfcAttr, _>(nest, "pfc")?.iter() {
+        if *a.nla_type().nla_type() == PfcAttr::EnableBitmap {
+            bitmap = Some(get_u32("enable-bitmap", a.nla_payload().as_ref())?);
+        }
+    }
+    Ok(bitmap)
 }
 
 /// Decodes a BOND_GET / BOND_NEW reply or a MEMBER_CHANGE_NTF. Unknown
@@ -283,6 +431,9 @@ pub fn parse_bond(msg: &GenlMsg) -> Result<Bond, Error> {
             BondAttr::PlacementFailures => {
                 b.placement_failures = Some(get_u64("placement-failures", p)?)
             }
+            BondAttr::Ecn => b.ecn = Some(parse_ecn(a)?),
+            BondAttr::Pfc => b.pfc_bitmap = parse_pfc(a)?,
+            BondAttr::Counters => b.counters = Some(parse_counters(a)?),
             BondAttr::UnrecognizedConst(_) => {}
         }
     }
@@ -496,6 +647,9 @@ pub(crate) mod tests {
                     lacp_slave: true,
                     link_up: Some(true),
                     tx_enabled: Some(true),
+                    knob_status: vec![],
+                    counters: None,
+                    pfc_override: None,
                 },
                 Member {
                     ibdev: "rxe1".into(),
@@ -510,9 +664,89 @@ pub(crate) mod tests {
                     lacp_slave: false,
                     link_up: None,
                     tx_enabled: None,
+                    knob_status: vec![],
+                    counters: None,
+                    pfc_override: None,
                 },
             ]
         );
+    }
+
+    // Expected bytes are written out little-endian.
+    #[cfg(target_endian = "little")]
+    #[test]
+    fn knob_requests_layout() {
+        #[rustfmt::skip]
+        let ecn: Vec<u8> = vec![
+            9, 1, 0, 0,
+            6, 0, 2, 0, b'b', 0, 0, 0,
+            // ECN (10 | NLA_F_NESTED): enable (id 19 -> attr 20) = 0, rp_rpg_gd (11 -> 12) = 16
+            20, 0, 10, 0x80,
+                8, 0, 20, 0, 0, 0, 0, 0,
+                8, 0, 12, 0, 16, 0, 0, 0,
+        ];
+        assert_eq!(
+            genl_bytes(&ecn_set("b", &[(19, 0), (11, 16)]).expect("builds")),
+            ecn
+        );
+        #[rustfmt::skip]
+        let pfc: Vec<u8> = vec![
+            10, 1, 0, 0,
+            6, 0, 2, 0, b'b', 0, 0, 0,
+            // PFC (11 | NESTED): enable-bitmap 0x08
+            12, 0, 11, 0x80,
+                8, 0, 1, 0, 8, 0, 0, 0,
+            // MEMBER (6 | NESTED): ibdev "r", pfc-override-clear (16)
+            16, 0, 6, 0x80,
+                6, 0, 1, 0, b'r', 0, 0, 0,
+                4, 0, 16, 0,
+        ];
+        assert_eq!(
+            genl_bytes(&pfc_set("b", Some(8), Some(("r", PfcOverride::Clear))).expect("builds")),
+            pfc
+        );
+    }
+
+    #[test]
+    fn knob_attributes_decode() {
+        let mut ks = Vec::new();
+        ks.extend(nla(1, &(1u32 << 20).to_ne_bytes()));
+        ks.extend(nla(2, &4u32.to_ne_bytes()));
+        ks.extend(nla(4, &5u32.to_ne_bytes()));
+        let mut counters = Vec::new();
+        counters.extend(nla(5, &3u64.to_ne_bytes()));
+        let mut m = Vec::new();
+        m.extend(nla(1, b"rxe1\0"));
+        m.extend(nla(0x8000 | 13, &ks));
+        m.extend(nla(0x8000 | 14, &counters));
+        m.extend(nla(15, &0x0cu32.to_ne_bytes()));
+        let mut ecn = Vec::new();
+        ecn.extend(nla(20, &1u32.to_ne_bytes()));
+        let mut pfc = Vec::new();
+        pfc.extend(nla(1, &8u32.to_ne_bytes()));
+        let mut v = vec![u8::from(Cmd::BondGet), 1, 0, 0];
+        v.extend(nla(2, b"mrbond0\0"));
+        v.extend(nla(0x8000 | 6, &m));
+        v.extend(nla(0x8000 | 10, &ecn));
+        v.extend(nla(0x8000 | 11, &pfc));
+        v.extend(nla(0x8000 | 12, &counters));
+        let msg = GenlMsg::from_bytes_with_input(&mut Cursor::new(&v), v.len()).expect("parses");
+        let b = parse_bond(&msg).expect("decodes");
+        assert_eq!(b.pfc_bitmap, Some(8));
+        assert_eq!(b.ecn.as_ref().map(|e| e.0[19]), Some(Some(1)));
+        assert_eq!(b.counters.as_ref().map(|c| c.0[4]), Some(Some(3)));
+        let m = &b.members[0];
+        assert_eq!(
+            m.knob_status,
+            vec![KnobStatus {
+                knobs: 1 << 20,
+                state: Some(4),
+                reason: None,
+                errno: Some(5)
+            }]
+        );
+        assert_eq!(m.pfc_override, Some(0x0c));
+        assert_eq!(m.counters.as_ref().map(|c| c.0[0]), Some(None));
     }
 
     #[test]

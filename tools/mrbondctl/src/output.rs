@@ -10,6 +10,7 @@ use serde_json::{json, Value};
 
 use crate::attrs::{AdminState, Mode, Policy, Reason, Usability};
 use crate::error::Error;
+use crate::knob_output::{bond_knobs_json, bond_knobs_text, member_knobs_json};
 use crate::msg::{Bond, Member};
 
 /// Maps an ifindex to its interface name, if any.
@@ -42,6 +43,7 @@ fn reason_name(v: u32) -> Option<&'static str> {
 
 /// JSON object of one member.
 pub fn member_json(m: &Member, ifname: IfName) -> Value {
+    let (knobs, pfc_override, counters) = member_knobs_json(m);
     json!({
         "ibdev": m.ibdev,
         "netdev_ifindex": m.netdev_ifindex,
@@ -58,11 +60,15 @@ pub fn member_json(m: &Member, ifname: IfName) -> Value {
             "link_up": m.link_up,
             "tx_enabled": m.tx_enabled,
         },
+        "knobs": knobs,
+        "pfc_override": pfc_override,
+        "counters": counters,
     })
 }
 
 /// JSON object of one bond with its members.
 pub fn bond_json(b: &Bond, ifname: IfName) -> Value {
+    let (ecn, pfc, counters) = bond_knobs_json(b);
     json!({
         "name": b.name,
         "ibdev_index": b.ibdev_index,
@@ -74,6 +80,9 @@ pub fn bond_json(b: &Bond, ifname: IfName) -> Value {
         "placements": b.placements,
         "placement_failures": b.placement_failures,
         "members": b.members.iter().map(|m| member_json(m, ifname)).collect::<Vec<_>>(),
+        "ecn": ecn,
+        "pfc": pfc,
+        "counters": counters,
     })
 }
 
@@ -202,6 +211,7 @@ pub fn bond_text(b: &Bond, ifname: IfName) -> String {
         opt(b.placement_failures),
     );
     if b.members.is_empty() {
+        s.push_str(&bond_knobs_text(b));
         return s;
     }
 
@@ -241,6 +251,7 @@ pub fn bond_text(b: &Bond, ifname: IfName) -> String {
         }
         let _ = writeln!(s, "{}", line.trim_end());
     }
+    s.push_str(&bond_knobs_text(b));
     s
 }
 
@@ -271,6 +282,9 @@ mod tests {
             "usable_members": 1,
             "placements": 123456,
             "placement_failures": 2,
+            "ecn": null,
+            "pfc": null,
+            "counters": null,
             "members": [
                 {
                     "ibdev": "rxe0",
@@ -283,7 +297,10 @@ mod tests {
                     "qps": 7,
                     "outstanding": 12,
                     "transitions": 1,
-                    "lacp": { "slave": true, "link_up": true, "tx_enabled": true }
+                    "lacp": { "slave": true, "link_up": true, "tx_enabled": true },
+                    "knobs": null,
+                    "pfc_override": null,
+                    "counters": null
                 },
                 {
                     "ibdev": "rxe1",
@@ -296,7 +313,10 @@ mod tests {
                     "qps": 0,
                     "outstanding": 0,
                     "transitions": 8589934592u64,
-                    "lacp": { "slave": false, "link_up": null, "tx_enabled": null }
+                    "lacp": { "slave": false, "link_up": null, "tx_enabled": null },
+                    "knobs": null,
+                    "pfc_override": null,
+                    "counters": null
                 }
             ]
         }]);

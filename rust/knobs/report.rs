@@ -1,0 +1,142 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! A bond's knob snapshot: settings, the status of every knob on every
+//! member, and congestion counters (member hw counters with mlx5's names,
+//! ethtool pause frames), summed where available. Unavailable counters stay
+//! unavailable rather than zero.
+
+use kernel::{c_str, prelude::*, str::CStr};
+
+use crate::{
+    bond::Bond,
+    ffi::{self, KnobGroup, KnobsInfo, HW_COUNTER_MAX, KNOB_ECN_COUNT},
+    policy::{
+        congestion::{status_groups, Counters, KnobStatus, COUNTER_COUNT},
+        knobs::Knob,
+    },
+};
+
+/// The hw counter names of `policy::congestion::COUNTERS`, as C strings.
+const HW_NAMES: [&CStr; HW_COUNTER_MAX] = [
+    c_str!("np_ecn_marked_roce_packets"),
+    c_str!("np_cnp_sent"),
+    c_str!("rp_cnp_handled"),
+    c_str!("rp_cnp_ignored"),
+];
+
+/// Index of the tx pause counter in `Counters`; rx follows it.
+const TX_PAUSE: usize = HW_COUNTER_MAX;
+
+fn group_of(status: KnobStatus, knobs: u32) -> KnobGroup {
+    let (reason, err) = match status {
+        KnobStatus::Unsupported(r) => (r.id(), 0),
+        KnobStatus::Failed(e) => (0, u32::from(e.0)),
+        _ => (0, 0),
+    };
+    KnobGroup {
+        knobs,
+        state: status.id(),
+        reason,
+        err,
+    }
+}
+
+fn counters_of(values: &[u64; COUNTER_COUNT], mask: u32) -> Counters {
+    let mut c = Counters::default();
+    for (i, (dst, v)) in c.0.iter_mut().zip(values.iter()).enumerate() {
+        if mask & 1u32.checked_shl(i as u32).unwrap_or(0) != 0 {
+            *dst = Some(*v);
+        }
+    }
+    c
+}
+
+/// Fills `info` (zeroed) for the bond, member counters included: hw
+/// counters may sleep, pause statistics take RTNL, so no lock of ours may be
+/// held by the caller.
+pub(crate) fn fill(bond: &Bond, info: &mut KnobsInfo) {
+    let mut netdevs = [0u32; ffi::MAX_MEMBERS];
+    {
+        let st = bond.state.lock();
+        let present = || {
+            st.members
+                .iter()
+                .enumerate()
+                .filter_map(|(s, m)| Some((s, m.as_ref()?)))
+        };
+        {
+            let settings = bond.knobs.settings.lock();
+            for (dst, knob) in info
+                .ecn
+                .iter_mut()
+                .zip(Knob::ALL.iter().take(KNOB_ECN_COUNT))
+            {
+                *dst = settings.value(*knob);
+            }
+            info.pfc_set = u8::from(settings.pfc_bitmap().is_some());
+            info.pfc_bitmap = settings.pfc_bitmap().unwrap_or(0);
+            for (row, (slot, member)) in info.members.iter_mut().zip(present()) {
+                member.name.copy_to(&mut row.ibdev);
+                let mk = settings.member(slot, &member.name);
+                row.has_override = u8::from(mk.pfc_override.is_some());
+                row.pfc_override = mk.pfc_override.unwrap_or(0);
+                let pfc = settings.pfc_status(slot, &member.name, member.netdev);
+                for (dst, g) in row
+                    .groups
+                    .iter_mut()
+                    .zip(status_groups(pfc).iter().flatten())
+                {
+                    *dst = group_of(g.status, g.knobs);
+                    row.ngroups = row.ngroups.saturating_add(1);
+                }
+                info.nmembers = info.nmembers.saturating_add(1);
+            }
+        }
+        // Member handles are valid under the state lock; the settings lock
+        // is not held while a driver reads its counters.
+        for ((row, netdev), (_, member)) in info
+            .members
+            .iter_mut()
+            .zip(netdevs.iter_mut())
+            .zip(present())
+        {
+            if let Some(dev) = member.dev.as_ref() {
+                let mut hw = [0u64; HW_COUNTER_MAX];
+                row.counters_mask = dev.hw_counters(&HW_NAMES, &mut hw);
+                for (dst, v) in row.counters.iter_mut().zip(hw) {
+                    *dst = v;
+                }
+                *netdev = member.netdev;
+            }
+        }
+    }
+    // Pause statistics take RTNL: with no lock of ours held.
+    let mut sum = Counters::default();
+    for (row, &netdev) in info.members.iter_mut().zip(netdevs.iter()) {
+        if netdev != 0 {
+            if let Some((tx, rx)) = ffi::pause_stats(netdev) {
+                for (dst, v) in row.counters.iter_mut().skip(TX_PAUSE).zip([tx, rx]) {
+                    *dst = v;
+                }
+                row.counters_mask |= 0b11 << TX_PAUSE;
+            }
+        }
+        sum.add(&counters_of(&row.counters, row.counters_mask));
+    }
+    info.counters_mask = sum.available_mask();
+    for (dst, v) in info.counters.iter_mut().zip(sum.0.iter()) {
+        *dst = v.unwrap_or(0);
+    }
+}
+
+/// A filled snapshot on the heap.
+pub(crate) fn snapshot(bond: &Bond) -> Result<KBox<KnobsInfo>> {
+    let mut info = KnobsInfo::new_boxed()?;
+    fill(bond, &mut info);
+    Ok(info)
+}
+
+/// The counters of a snapshot row (or of the bond), with availability.
+pub(crate) fn counters(values: &[u64; COUNTER_COUNT], mask: u32) -> Counters {
+    counters_of(values, mask)
+}

@@ -1,0 +1,360 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Topology T0, one guest: the ECN/DCQCN/PFC knobs of rdma_mrbond. Two netdevs
+# of the DCB test double (mrbond_dcbtest: dcbnl PFC ops that log every call
+# in debugfs and inject faults) carry rxe members of mrbond0; two veth
+# netdevs, which have no dcbnl, carry the members of mrbond1. Proven here:
+# defaults and per-member status of every knob, ECN settings through netlink
+# and sysfs, counters unavailable rather than zero, the PFC fan-out (order,
+# values, read-back, RTNL), quiescing while a member is changed, rollback on a
+# failure or a read-back mismatch, member overrides, members without dcbnl
+# reported unsupported, and refused inputs that change nothing.
+. "$(dirname "$0")/lib.sh"
+
+CTL=${MRBOND_CTL:?path of mrbondctl}
+SYS=/sys/class/infiniband
+DBG=/sys/kernel/debug/mrbond_dcbt
+B0=$SYS/mrbond0/mrbond
+B1=$SYS/mrbond1/mrbond
+
+setup_knobs() {
+	mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
+	modprobe veth && modprobe rdma_rxe && modprobe mrbond_dcbtest || return 1
+	modprobe rdma_mrbond || return 1
+	local i
+	for i in 0 1; do
+		ip link add "dcbt$i" type mrbond_dcbt || return 1
+		ip addr add "198.18.3$i.1/24" dev "dcbt$i" && ip link set "dcbt$i" up || return 1
+		rdma link add "rxed$i" type rxe netdev "dcbt$i" || return 1
+	done
+	ip link add v0 type veth peer name v1 && ip link add v2 type veth peer name v3 || return 1
+	for i in 0 1 2 3; do ip link set "v$i" up || return 1; done
+	for i in 0 1 2; do rdma link add "rxev$i" type rxe netdev "v$i" || return 1; done
+	"$CTL" bond add mrbond0 --member rxed0 --member rxed1 || return 1
+	"$CTL" bond add mrbond1 --member rxev0 --member rxev1 || return 1
+	wait_for 20 all_usable || { grep . "$B0"/members/*/state "$B1"/members/*/state; return 1; }
+}
+
+all_usable() {
+	local f
+	for f in "$B0"/members/*/state "$B1"/members/*/state; do
+		[[ $(cat "$f") == usable ]] || return 1
+	done
+}
+
+member_attr() { cat "$SYS/$1/mrbond/members/$2/$3"; }
+show_json() { "$CTL" -j bond show "$1"; }
+# knob BOND MEMBER KNOB FIELD: a member's knob status field from mrbondctl -j.
+knob() {
+	show_json "$1" | jq -r --arg m "$2" --arg k "$3" --arg f "$4" \
+		'.[0].members[] | select(.ibdev == $m) | .knobs[$k][$f]'
+}
+log_clear() { echo > "$DBG/log"; }
+# dev_ops DEV: "op pfc_en=.." of DEV's dcbnl calls, in order.
+dev_ops() { awk -v d="$1" '$2 == d { print $3, $4 }' "$DBG/log"; }
+# first_ops DEV N: DEV's first N calls on one line.
+first_ops() { dev_ops "$1" | head -n "$2" | paste -sd' '; }
+prio_pfc() { dcb pfc show dev "$1" prio-pfc; }
+
+test_defaults() {
+	[[ $(cat "$B0/ecn/enable") == 1 && $(cat "$B0/ecn/tclass") == 0 ]] ||
+		{ echo "ecn defaults: enable $(cat "$B0/ecn/enable") tclass $(cat "$B0/ecn/tclass")"; return 1; }
+	[[ $(cat "$B0/ecn/rp_rpg_gd") == 11 ]] || return 1
+	[[ $(cat "$B0/pfc/enable_bitmap") == none ]] || return 1
+	grep -qx 'rxed0 none unset' "$B0/pfc/status" || { cat "$B0/pfc/status"; return 1; }
+	[[ $(member_attr mrbond0 rxed0 pfc_override) == none ]] || return 1
+	show_json mrbond0 | jq -e '.[0].members | all(.knobs | length == 21)' >/dev/null ||
+		{ echo "not every knob reported per member"; show_json mrbond0; return 1; }
+	[[ $(knob mrbond0 rxed0 np_enable state) == unsupported &&
+		$(knob mrbond0 rxed0 np_enable reason) == dcqcn-no-kernel-interface ]] || return 1
+	[[ $(knob mrbond0 rxed1 ecn_enable state) == applied ]] || return 1
+	[[ $(knob mrbond0 rxed1 pfc_enable state) == unset ]] || return 1
+	"$CTL" bond show mrbond0
+}
+
+test_ecn_settings() {
+	"$CTL" ecn set mrbond0 enable off tclass 0x68 rp-rpg-gd 7 np-cnp-dscp 46 2>"$TB_TMP/warn" ||
+		{ cat "$TB_TMP/warn"; return 1; }
+	cat "$TB_TMP/warn"
+	grep -q 'warning: rxed0: np_cnp_dscp,rp_rpg_gd: unsupported (no kernel interface for DCQCN parameters)' \
+		"$TB_TMP/warn" || { echo "no warning for DCQCN parameters that are not applied"; return 1; }
+	[[ $(cat "$B0/ecn/enable") == 0 && $(cat "$B0/ecn/tclass") == 104 ]] || return 1
+	[[ $(cat "$B0/ecn/rp_rpg_gd") == 7 && $(cat "$B0/ecn/np_cnp_dscp") == 46 ]] || return 1
+	[[ $(show_json mrbond0 | jq '.[0].ecn.enable, .[0].ecn.tclass' | paste -sd' ') == "0 104" ]] ||
+		return 1
+	echo 1 >"$B0/ecn/enable" && echo 11 >"$B0/ecn/rp_rpg_gd" && echo 0 >"$B0/ecn/tclass" || return 1
+	[[ $(cat "$B0/ecn/enable") == 1 && $(cat "$B0/ecn/rp_rpg_gd") == 11 ]] || return 1
+	cat "$B0/ecn/status"
+	grep -qx 'rxed0 ecn_enable applied' "$B0/ecn/status" &&
+		grep -qx 'rxed1 dcqcn unsupported(no kernel interface for DCQCN parameters)' "$B0/ecn/status" ||
+		return 1
+	dmesg | grep -q 'mrbond0: rp_rpg_gd = 7 stored, unsupported on every member' ||
+		{ echo "no log line for the unsupported DCQCN parameter"; return 1; }
+}
+
+test_counters() {
+	cat "$B0/ecn/counters" "$B0/pfc/counters"
+	grep -qx 'np_cnp_sent unavailable' "$B0/ecn/counters" &&
+		grep -qx 'rxed1 rp_cnp_handled unavailable' "$B0/ecn/counters" || return 1
+	# The test double counts 3 tx and 4 rx pause frames per netdev.
+	grep -qx 'tx_pause_frames 6' "$B0/pfc/counters" && grep -qx 'rx_pause_frames 8' "$B0/pfc/counters" &&
+		grep -qx 'rxed0 tx_pause_frames 3' "$B0/pfc/counters" || return 1
+	grep -qx 'tx_pause_frames unavailable' "$B1/pfc/counters" || { cat "$B1/pfc/counters"; return 1; }
+	[[ $(show_json mrbond0 | jq -r '.[0].members[0].counters.np_ecn_marked_roce_packets') == unavailable ]] ||
+		return 1
+	[[ $(show_json mrbond0 | jq -r '.[0].counters.tx_pause_frames') == 6 ]]
+}
+
+test_pfc_fanout() {
+	log_clear
+	echo 0x08 >"$B0/pfc/enable_bitmap" || return 1
+	cat "$DBG/log" "$B0/pfc/status"
+	grep -qx 'rxed0 0x08 applied' "$B0/pfc/status" && grep -qx 'rxed1 0x08 applied' "$B0/pfc/status" ||
+		return 1
+	# Member 1 is done (probe, save, set, read back) before member 2 starts.
+	awk '$2 == "dcbt0" { last0 = $1 } $2 == "dcbt1" && !first1 { first1 = $1 }
+		END { exit !(last0 && first1 && last0 < first1) }' "$DBG/log" ||
+		{ echo "fan-out interleaved members"; return 1; }
+	local want="getpfc pfc_en=0x00 getpfc pfc_en=0x00 setpfc pfc_en=0x08 getpfc pfc_en=0x08"
+	for d in dcbt0 dcbt1; do
+		[[ $(first_ops "$d" 4) == "$want" ]] || { echo "$d: $(first_ops "$d" 4)"; return 1; }
+		[[ $(dev_ops "$d" | grep -c '^setpfc') == 1 ]] || return 1
+	done
+	! grep -q 'rtnl=0' "$DBG/log" || { echo "a dcbnl call without RTNL"; return 1; }
+	prio_pfc dcbt0 | grep -q '3:on' && prio_pfc dcbt1 | grep -q '3:on' || { prio_pfc dcbt0; return 1; }
+	[[ $(knob mrbond0 rxed0 pfc_enable state) == applied ]] || return 1
+	# The same value again: probed, not set (on mlx5 a change bounces the link).
+	log_clear
+	echo 8 >"$B0/pfc/enable_bitmap" || return 1
+	! grep -q setpfc "$DBG/log" || { echo "unchanged members were set again"; return 1; }
+}
+
+test_pfc_quiesce() {
+	log_clear
+	"$CTL" -j monitor --count 2 --timeout 120 >"$TB_TMP/events" 2>&1 &
+	local mon=$! pid rc=0
+	sleep 1
+	echo "dcbt0 hold 1" >"$DBG/inject" || return 1
+	echo 0x0c >"$B0/pfc/enable_bitmap" &
+	pid=$!
+	if wait_for 60 grep -q 'dcbt0 setpfc-hold' "$DBG/log"; then
+		# Inside rxed0's ieee_setpfc: what the bond reports right now.
+		local s0 r0 s1 st
+		s0=$(member_attr mrbond0 rxed0 state)
+		r0=$(member_attr mrbond0 rxed0 reason)
+		s1=$(member_attr mrbond0 rxed1 state)
+		st=$(grep rxed0 "$B0/pfc/status")
+		echo "during rxed0's setpfc: rxed0 $s0 ($r0), rxed1 $s1, pfc status '$st'"
+		[[ $s0 == draining && $r0 == quiesced && $s1 == usable ]] || rc=1
+		[[ $st == 'rxed0 0x0c pending' ]] || rc=1
+		[[ -z $(dev_ops dcbt1) ]] || { echo "rxed1 touched while rxed0 is changed"; rc=1; }
+	else
+		echo "the hold was never reached"
+		rc=1
+	fi
+	echo >"$DBG/release"
+	wait "$pid" || rc=1
+	wait "$mon" || { echo "monitor saw fewer than 2 events"; rc=1; }
+	cat "$TB_TMP/events"
+	[[ $(jq -r 'select(.member == "rxed0") | "\(.usability)/\(.reason)"' "$TB_TMP/events" | paste -sd' ') == \
+		"draining/quiesced usable/ready" ]] || { echo "events of rxed0 not quiesced, then ready"; rc=1; }
+	wait_for 10 all_usable || { echo "members not usable after the change"; rc=1; }
+	grep -qx 'rxed1 0x0c applied' "$B0/pfc/status" || rc=1
+	dmesg | grep -q 'member rxed0: usable -> draining (quiesced)' || rc=1
+	return $rc
+}
+
+test_pfc_rollback() {
+	log_clear
+	echo "dcbt1 fail 1" >"$DBG/inject" || return 1
+	if echo 0x0f >"$B0/pfc/enable_bitmap" 2>"$TB_TMP/err"; then
+		echo "a failed member did not fail the write"
+		return 1
+	fi
+	cat "$TB_TMP/err" "$DBG/log" "$B0/pfc/status"
+	grep -q 'Input/output error' "$TB_TMP/err" || return 1
+	grep -qx 'rxed0 0x0f applied' "$B0/pfc/status" &&
+		grep -qx 'rxed1 0x0f failed(-EIO)' "$B0/pfc/status" || return 1
+	# dcbt1: the failed set, then the saved value set and read back.
+	[[ $(dev_ops dcbt1 | grep '^setpfc' | paste -sd' ') == "setpfc pfc_en=0x0f setpfc pfc_en=0x0c" ]] ||
+		return 1
+	grep -q 'dcbt1 setpfc pfc_en=0x0f rc=-5' "$DBG/log" || return 1
+	prio_pfc dcbt1 | grep -q '1:off 2:on 3:on 4:off' || { prio_pfc dcbt1; return 1; }
+	prio_pfc dcbt0 | grep -q '0:on 1:on 2:on 3:on' || return 1
+	[[ $(knob mrbond0 rxed1 pfc_enable state) == failed && $(knob mrbond0 rxed1 pfc_enable errno) == 5 ]] ||
+		return 1
+	[[ $(knob mrbond0 rxed0 pfc_enable state) == applied ]] || return 1
+	[[ $(member_attr mrbond0 rxed1 state) == usable ]] || { echo "rxed1 left quiesced"; return 1; }
+	dmesg | grep -q 'member rxed1: PFC 0x0f failed (-EIO), 0x0c restored'
+}
+
+test_pfc_mismatch() {
+	log_clear
+	echo "dcbt0 mismatch 1" >"$DBG/inject" || return 1
+	if "$CTL" pfc set mrbond0 bitmap 0x01 2>"$TB_TMP/err"; then
+		echo "a read-back mismatch passed"
+		return 1
+	fi
+	cat "$TB_TMP/err" "$B0/pfc/status"
+	grep -q 'PFC failed on a member and was rolled back there' "$TB_TMP/err" || return 1
+	grep -q 'warning: rxed0: pfc_enable: failed (Protocol error)' "$TB_TMP/err" || return 1
+	grep -qx 'rxed0 0x01 failed(-EPROTO)' "$B0/pfc/status" &&
+		grep -qx 'rxed1 0x01 applied' "$B0/pfc/status" || return 1
+	prio_pfc dcbt0 | grep -q '0:on 1:on 2:on 3:on 4:off' || { prio_pfc dcbt0; return 1; }
+}
+
+test_pfc_override() {
+	"$CTL" pfc set mrbond0 member rxed1 override 0x80 || return 1
+	cat "$B0/pfc/status"
+	[[ $(member_attr mrbond0 rxed1 pfc_override) == 0x80 ]] || return 1
+	grep -qx 'rxed1 0x80 applied' "$B0/pfc/status" &&
+		grep -qx 'rxed0 0x01 applied' "$B0/pfc/status" || return 1
+	prio_pfc dcbt1 | grep -q '0:off .* 7:on' || { prio_pfc dcbt1; return 1; }
+	[[ $(show_json mrbond0 | jq -r '.[0].members[] | select(.ibdev == "rxed1") | .pfc_override') == 0x80 ]] ||
+		return 1
+	echo none >"$B0/members/rxed1/pfc_override" || return 1
+	[[ $(member_attr mrbond0 rxed1 pfc_override) == none ]] || return 1
+	grep -qx 'rxed1 0x01 applied' "$B0/pfc/status" || return 1
+	prio_pfc dcbt1 | grep -q '0:on 1:off' || { prio_pfc dcbt1; return 1; }
+}
+
+test_veth_unsupported() {
+	echo 0x08 >"$B1/pfc/enable_bitmap" || return 1
+	cat "$B1/pfc/status"
+	grep -qx 'rxev0 0x08 unsupported(no dcbnl ieee_setpfc)' "$B1/pfc/status" &&
+		grep -qx 'rxev1 0x08 unsupported(no dcbnl ieee_setpfc)' "$B1/pfc/status" || return 1
+	[[ $(knob mrbond1 rxev0 pfc_enable reason) == no-dcbnl-setpfc ]] || return 1
+	"$CTL" pfc set mrbond1 bitmap 0x08 2>"$TB_TMP/warn" || return 1
+	grep -q 'warning: rxev1: pfc_enable: unsupported (no dcbnl ieee_setpfc)' "$TB_TMP/warn" ||
+		{ cat "$TB_TMP/warn"; return 1; }
+	# A member that joins after the write is pending until the next one.
+	"$CTL" member del mrbond1 rxev1 && "$CTL" member add mrbond1 rxev2 || return 1
+	grep -qx 'rxev2 0x08 pending' "$B1/pfc/status" || { cat "$B1/pfc/status"; return 1; }
+	[[ $(knob mrbond1 rxev2 pfc_enable state) == pending ]] || return 1
+	echo 0x08 >"$B1/pfc/enable_bitmap" || return 1
+	grep -qx 'rxev2 0x08 unsupported(no dcbnl ieee_setpfc)' "$B1/pfc/status"
+}
+
+# bad_input NAME EXPECTED_TEXT CMD...: the command must fail, print the
+# expected (extack or errno) text, and change neither any bond nor any
+# member's PFC (no ieee_setpfc call).
+bad_input() {
+	local name=$1 want=$2 before after out rc
+	shift 2
+	before=$("$CTL" -j bond show 2>&1; grep . "$B0"/ecn/* "$B0"/pfc/* "$B0"/members/*/pfc_override)
+	log_clear
+	out=$("$@" 2>&1)
+	rc=$?
+	after=$("$CTL" -j bond show 2>&1; grep . "$B0"/ecn/* "$B0"/pfc/* "$B0"/members/*/pfc_override)
+	if ((rc == 0)); then
+		echo "$name: accepted"
+		return 1
+	fi
+	if [[ $out != *"$want"* ]]; then
+		echo "$name: expected '$want', got: $out"
+		return 1
+	fi
+	if [[ $before != "$after" ]]; then
+		echo "$name: state changed"
+		diff <(echo "$before") <(echo "$after")
+		return 1
+	fi
+	if grep -q setpfc "$DBG/log"; then
+		echo "$name: a member's PFC was set"
+		return 1
+	fi
+	echo "$name: refused: $out"
+}
+
+sysfs_write() { echo "$2" >"$1"; }
+ynl() {
+	python3 "$MRBOND_KSRC/tools/net/ynl/cli.py" --no-schema \
+		--spec "$MRBOND_ROOT/Documentation/netlink/specs/rdma_mrbond.yaml" "$@"
+}
+as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all --bounding-set=-all "$@"; }
+
+test_bad_inputs() {
+	local fails=0
+	run_bad() { bad_input "$@" || fails=$((fails + 1)); }
+	run_bad ecn-gd-out-of-range "rp_rpg_gd out of range (1..15)" "$CTL" ecn set mrbond0 rp-rpg-gd 16
+	run_bad ecn-threshold-zero "rp_rpg_threshold out of range (1..31)" \
+		"$CTL" ecn set mrbond0 enable off rp-rpg-threshold 0
+	run_bad ecn-tclass-256 "tclass out of range (0..255)" "$CTL" ecn set mrbond0 tclass 256
+	run_bad ecn-enable-2 "ecn_enable out of range (0..1)" "$CTL" ecn set mrbond0 enable 2
+	run_bad ecn-unknown-bond "no such bond" "$CTL" ecn set nosuchbond enable off
+	run_bad ecn-unknown-key "unknown ECN setting" "$CTL" ecn set mrbond0 rp-nope 1
+	run_bad pfc-bitmap-0x100 "pfc_enable out of range (0..255)" "$CTL" pfc set mrbond0 bitmap 0x100
+	run_bad pfc-override-0x1ff "pfc_enable out of range (0..255)" \
+		"$CTL" pfc set mrbond0 member rxed0 override 0x1ff
+	run_bad pfc-unknown-member "no such member" "$CTL" pfc set mrbond0 member rxev0 override 1
+	run_bad pfc-unknown-bond "no such bond" "$CTL" pfc set nosuchbond bitmap 1
+	run_bad ynl-ecn-nothing "nothing to set" ynl --do ecn-set --json '{"name": "mrbond0", "ecn": {}}'
+	run_bad ynl-pfc-nothing "nothing to set" ynl --do pfc-set --json '{"name": "mrbond0"}'
+	run_bad ynl-override-and-clear "not both" ynl --do pfc-set --json \
+		'{"name": "mrbond0", "member": [{"ibdev": "rxed0", "pfc-override": 1, "pfc-override-clear": true}]}'
+	run_bad ynl-wide-bitmap "pfc_enable out of range" ynl --do pfc-set --json \
+		'{"name": "mrbond0", "pfc": {"enable-bitmap": 4294967295}}'
+	run_bad sysfs-gd-16 "Invalid argument" sysfs_write "$B0/ecn/rp_rpg_gd" 16
+	run_bad sysfs-tclass-text "Invalid argument" sysfs_write "$B0/ecn/tclass" banana
+	run_bad sysfs-bitmap-0x100 "Invalid argument" sysfs_write "$B0/pfc/enable_bitmap" 0x100
+	run_bad sysfs-override-0x1ff "Invalid argument" sysfs_write "$B0/members/rxed0/pfc_override" 0x1ff
+	run_bad sysfs-ro-status "Permission denied" sysfs_write "$B0/pfc/status" x
+	run_bad nonroot-ecn-netlink "Operation not permitted" as_nobody "$CTL" ecn set mrbond0 enable off
+	run_bad nonroot-pfc-netlink "Operation not permitted" as_nobody "$CTL" pfc set mrbond0 bitmap 0
+	run_bad nonroot-ecn-sysfs "Permission denied" as_nobody sh -c "echo 0 > $B0/ecn/enable"
+	run_bad nonroot-pfc-sysfs "Permission denied" as_nobody sh -c "echo 0 > $B0/pfc/enable_bitmap"
+	echo "$fails refused-input case(s) failed"
+	((fails == 0))
+}
+
+# The largest bond: 16 members' knob status and counters in one BOND_GET
+# reply, and in one dump message.
+test_sixteen_members() {
+	local i members=() b2=$SYS/mrbond2/mrbond
+	for ((i = 0; i < 16; i += 2)); do
+		ip link add "w$i" type veth peer name "w$((i + 1))" || return 1
+	done
+	for ((i = 0; i < 16; i++)); do
+		ip link set "w$i" up && rdma link add "rxw$i" type rxe netdev "w$i" || return 1
+		members+=(--member "rxw$i")
+	done
+	"$CTL" bond add mrbond2 "${members[@]}" || return 1
+	echo 0x08 >"$b2/pfc/enable_bitmap" || return 1
+	[[ $(grep -c 'unsupported(no dcbnl ieee_setpfc)' "$b2/pfc/status") == 16 ]] || return 1
+	local got
+	got=$("$CTL" -j bond show mrbond2 |
+		jq '.[0].members | map(select(.knobs.pfc_enable.state == "unsupported")) | length')
+	[[ $got == 16 ]] || { echo "bond show mrbond2: $got members with knobs"; return 1; }
+	got=$("$CTL" -j bond show | jq '.[] | select(.name == "mrbond2") | .members | map(.knobs | length) | add')
+	[[ $got == 336 ]] || { echo "dump: $got knob statuses, want 16 x 21"; return 1; }
+	"$CTL" bond del mrbond2 || return 1
+	for ((i = 0; i < 16; i++)); do rdma link del "rxw$i" || return 1; done
+}
+
+test_unload() {
+	rdma link del rxed0 && rdma link del rxed1 || return 1
+	modprobe -r rdma_mrbond || return 1
+	modprobe -r mrbond_dcbtest || return 1
+	[[ ! -e /sys/class/net/dcbt0 && ! -e $SYS/mrbond0 ]]
+}
+
+ktap_header 12
+if ! out=$(setup_knobs 2>&1); then
+	echo "$out" | sed 's/^/# /'
+	echo "Bail out! knob test setup failed"
+	exit 1
+fi
+run_test defaults_and_status_of_every_knob test_defaults
+run_test ecn_settings_netlink_and_sysfs test_ecn_settings
+run_test counters_summed_or_unavailable test_counters
+run_test pfc_fanout_order_values_readback test_pfc_fanout
+run_test pfc_member_quiesced_while_changed test_pfc_quiesce
+run_test pfc_rollback_on_second_member test_pfc_rollback
+run_test pfc_readback_mismatch_rolled_back test_pfc_mismatch
+run_test pfc_member_override test_pfc_override
+run_test veth_members_unsupported test_veth_unsupported
+run_test refused_inputs_change_nothing test_bad_inputs
+run_test sixteen_members_in_one_message test_sixteen_members
+run_test unload_with_knobs_set test_unload
+ktap_totals
+[[ $KTAP_FAIL == 0 ]]
