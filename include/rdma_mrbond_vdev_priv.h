@@ -17,6 +17,9 @@
 
 struct mrbond_sysfs_kobj;
 
+/* TCP ports whose CM requests members hand to the vdev (cm_ports=). */
+#define MRBOND_CM_PORTS_MAX	8
+
 /*
  * A member as the verbs proxy sees it. dev is set and cleared by Rust
  * (mrbond_vdev_member_attach/detach) under objs_lock; the counters are the
@@ -29,7 +32,7 @@ struct mrbond_member_slot {
 	u32 port;
 	/* The GSI proxy's send agent and REQ listeners on the member. */
 	struct ib_mad_agent *mad_agent;
-	struct ib_cm_id *listen[8];	/* MRBOND_CM_PORTS_MAX */
+	struct ib_cm_id *listen[MRBOND_CM_PORTS_MAX];
 	atomic_t qps;			/* vdev QPs hosted */
 	atomic_t outstanding;		/* WRs posted, not completed */
 	atomic64_t wrong_key;		/* posts refused: key of another member */

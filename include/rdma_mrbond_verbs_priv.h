@@ -36,8 +36,6 @@
 #define MRBOND_MAX_SGE		16
 /* Member WR ids: the shadow ring sequence, bit 63 set for receives. */
 #define MRBOND_WRID_RECV	BIT_ULL(63)
-/* TCP ports whose CM requests members hand to the vdev (cm_ports=). */
-#define MRBOND_CM_PORTS_MAX	8
 /* A destroyed QPN is not reused for this long (ib_cm's stale check). */
 #define MRBOND_QPN_QUARANTINE	(10 * HZ)
 

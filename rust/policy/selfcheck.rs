@@ -49,6 +49,7 @@ pub const CASES: &[(&str, Case)] = &[
     ("knobs_traffic_class", knobs_traffic_class),
     ("eligibility_quiesce", eligibility_quiesce),
     ("pfc_decisions", pfc_decisions),
+    ("ulp_key_rules", ulp_key_rules),
 ];
 
 /// Runs every case; returns the number that passed and the first failure.
@@ -845,4 +846,40 @@ pub fn pfc_decisions() -> CaseResult {
         pfc_outcome(8, Ok(()), Ok(9)) == PfcOutcome::RollBack(Errno::EPROTO),
         "mismatch",
     )
+}
+
+/// Which ULPs may spread a PD's QPs, which answer requests, and where an MR
+/// binds (see `ulp.rs`).
+pub fn ulp_key_rules() -> CaseResult {
+    use super::ulp::{is_passive, key_rule, mr_member, KeyRule};
+    ensure(
+        key_rule(b"nvme_rdma") == KeyRule::Spread,
+        "nvme_rdma spreads",
+    )?;
+    ensure(
+        key_rule(b"nvmet_rdma") == KeyRule::Spread,
+        "nvmet_rdma spreads",
+    )?;
+    ensure(
+        key_rule(b"ib_iser") == KeyRule::PinPd,
+        "ib_iser pins its PD",
+    )?;
+    ensure(key_rule(b"rds_rdma") == KeyRule::PinPd, "rds pins its PD")?;
+    ensure(key_rule(b"") == KeyRule::PinPd, "unknown ULPs pin their PD")?;
+    ensure(is_passive(b"nvmet_rdma"), "nvmet is a target")?;
+    ensure(!is_passive(b"nvme_rdma"), "nvme is an initiator")?;
+    let (a, b, c) = (m(0)?, m(1)?, m(2)?);
+    ensure(
+        mr_member(Some(c), Some(b), Some(a)) == Some(c),
+        "task hint first",
+    )?;
+    ensure(
+        mr_member(None, Some(b), Some(a)) == Some(b),
+        "then the last QP",
+    )?;
+    ensure(
+        mr_member(None, None, Some(a)) == Some(a),
+        "then the PD home",
+    )?;
+    ensure(mr_member(None, None, None).is_none(), "no QP: no member")
 }
