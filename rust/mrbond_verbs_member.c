@@ -10,6 +10,7 @@
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/ktime.h>
 #include <rdma/ib_verbs.h>
 
 #include "rdma_mrbond_verbs_priv.h"
@@ -50,6 +51,7 @@ out_unlock:
 void mrbond_vdev_member_fail(struct mrbond_vdev *v, u32 slot)
 {
 	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
+	ktime_t start = ktime_get();
 	struct mrbond_qp *qp;
 	unsigned long flags;
 	u32 n = 0;
@@ -73,16 +75,20 @@ void mrbond_vdev_member_fail(struct mrbond_vdev *v, u32 slot)
 	}
 	mutex_unlock(&v->objs_lock);
 	if (n)
-		pr_info("%s: member %s unusable: %u QPs moved to error\n",
-			dev_name(&v->ibdev.dev), dev_name(&v->member[slot].dev->dev), n);
+		pr_info("%s: member %s unusable: %u QPs moved to error in %lld us\n",
+			dev_name(&v->ibdev.dev), dev_name(&v->member[slot].dev->dev),
+			n, ktime_us_delta(ktime_get(), start));
 }
 
 void mrbond_vdev_member_detach(struct mrbond_vdev *v, u32 slot)
 {
+	struct mrbond_member_slot *m = &v->member[slot];
+	ktime_t start = ktime_get();
 	struct mrbond_qp *qp;
 	struct mrbond_cq *cq;
 	unsigned long flags;
 	struct ib_qp *mqp;
+	u64 flushed;
 	u32 n = 0;
 
 	if (slot >= MRBOND_MAX_MEMBERS)
@@ -90,6 +96,7 @@ void mrbond_vdev_member_detach(struct mrbond_vdev *v, u32 slot)
 	mutex_lock(&v->objs_lock);
 	if (!v->member[slot].dev)
 		goto out_unlock;
+	flushed = atomic64_read(&m->flushed);
 	mrbond_gsi_member_detach(v, slot);
 	/* No poll may read a completion of a member QP destroyed below. */
 	mrbond_cqs_unhook(v, slot);
@@ -111,8 +118,10 @@ void mrbond_vdev_member_detach(struct mrbond_vdev *v, u32 slot)
 	mrbond_cqs_free_unhooked(v);
 	mrbond_mrs_detach(v, slot);
 	mrbond_pds_detach(v, slot);
-	pr_info("%s: member %s detached: %u QPs flushed\n",
-		dev_name(&v->ibdev.dev), dev_name(&v->member[slot].dev->dev), n);
+	pr_info("%s: member %s detached: %u QPs, %llu WRs flushed in %lld us\n",
+		dev_name(&v->ibdev.dev), dev_name(&v->member[slot].dev->dev), n,
+		atomic64_read(&m->flushed) - flushed,
+		ktime_us_delta(ktime_get(), start));
 	v->member[slot].dev = NULL;
 
 	/* Consumers learn of the flushes, then that the QPs are dead. */
