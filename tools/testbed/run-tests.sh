@@ -92,4 +92,5 @@ guest_suite t0-datapath t0 selftests/rdma_mrbond/t0_datapath.sh 1200
 guest_suite t0-knobs t0 selftests/rdma_mrbond/t0_knobs.sh 900
 guest_suite t1-bench t1 selftests/rdma_mrbond/t1_bench.sh 1200 --links "${MRBOND_LINKS:-2}"
 guest_suite t1-control t1 selftests/rdma_mrbond/t1_control.sh 1200 --links "${MRBOND_LINKS:-2}"
+guest_suite t1-nvme t1 selftests/rdma_mrbond/t1_nvme.sh 1500 --links "${MRBOND_LINKS:-2}"
 finish
