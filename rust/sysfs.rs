@@ -26,8 +26,8 @@ const MEMBER_STATE: u32 = 1;
 const MEMBER_REASON: u32 = 2;
 const MEMBER_WEIGHT: u32 = 3;
 const MEMBER_ADMIN: u32 = 4;
-const MEMBER_QPS: u32 = 5;
-const MEMBER_OUTSTANDING: u32 = 6;
+// 5 (qps) and 6 (outstanding) are the data path's counters: the C glue
+// reads them where they are kept (rust/mrbond_sysfs.c).
 const MEMBER_TRANSITIONS: u32 = 7;
 const MEMBER_LACP: u32 = 8;
 
@@ -142,8 +142,6 @@ pub(crate) fn member_show(bond: &Bond, slot: u32, attr: u32, page: &mut [u8]) ->
         MEMBER_REASON => emit(page, format_args!("{}\n", status.reason.name())),
         MEMBER_WEIGHT => emit(page, format_args!("{}\n", st.placer.admin_weight(m))),
         MEMBER_ADMIN => emit(page, format_args!("{}\n", bond::admin_name(member.admin))),
-        MEMBER_QPS => emit(page, format_args!("{}\n", st.placer.qps(m))),
-        MEMBER_OUTSTANDING => emit(page, format_args!("{}\n", st.placer.outstanding_wqes(m))),
         MEMBER_TRANSITIONS => emit(page, format_args!("{}\n", member.transitions)),
         MEMBER_LACP => {
             if member.seen.bond_slave != 0 {
