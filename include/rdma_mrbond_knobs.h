@@ -21,6 +21,8 @@
 struct ib_device;
 struct kobject;
 struct sk_buff;
+struct genl_info;
+struct nlattr;
 struct attribute_group;
 
 /* ---- for the data path ---- */
@@ -159,6 +161,23 @@ u32 mrbond_sysfs_kobj_slot(struct kobject *kobj);
 
 /* rust/mrbond_netlink.c: the registry handed to the netlink glue. */
 void *mrbond_netlink_ctx(void);
+/*
+ * rust/mrbond_netlink.c, for every handler: Rust's extack text (static, not
+ * a literal) attached to a failed request.
+ */
+int mrbond_nl_finish(struct genl_info *info, int err, const char *extack);
+/*
+ * Fills member @i of the request struct @dst from its parsed nest @tb,
+ * whose ibdev name is present.
+ */
+typedef void (*mrbond_nl_member_fill)(struct nlattr **tb, u32 i, void *dst);
+/*
+ * Unpacks every BOND_MEMBER nest of a request into @dst through @fill,
+ * counting in *@nmembers; refuses (with extack) more than 16 members and a
+ * member without an ibdev name.
+ */
+int mrbond_nl_parse_members(struct genl_info *info, void *dst, u32 *nmembers,
+			    mrbond_nl_member_fill fill);
 /* rust/mrbond_nl_knobs.c: knob attributes of BOND_GET replies. */
 struct mrbond_knobs_info *mrbond_nl_knobs_info(const char *bond_name);
 int mrbond_nl_put_bond_knobs(struct sk_buff *skb,

@@ -30,20 +30,10 @@ void *mrbond_netlink_ctx(void)
 	return mrbond_nl_ctx;
 }
 
-static int mrbond_parse_member(struct nlattr *nest, struct mrbond_member_spec *m,
-			       struct netlink_ext_ack *extack)
+static void mrbond_fill_member(struct nlattr **tb, u32 i, void *dst)
 {
-	struct nlattr *tb[RDMA_MRBOND_A_MEMBER_MAX + 1];
-	int err;
+	struct mrbond_member_spec *m = &((struct mrbond_bond_spec *)dst)->members[i];
 
-	err = nla_parse_nested(tb, RDMA_MRBOND_A_MEMBER_MAX, nest,
-			       rdma_mrbond_member_nl_policy, extack);
-	if (err)
-		return err;
-	if (!tb[RDMA_MRBOND_A_MEMBER_IBDEV]) {
-		NL_SET_ERR_MSG_ATTR(extack, nest, "member needs an ibdev name");
-		return -EINVAL;
-	}
 	nla_strscpy(m->ibdev, tb[RDMA_MRBOND_A_MEMBER_IBDEV], sizeof(m->ibdev));
 	if (tb[RDMA_MRBOND_A_MEMBER_WEIGHT]) {
 		m->weight = nla_get_u32(tb[RDMA_MRBOND_A_MEMBER_WEIGHT]);
@@ -52,6 +42,35 @@ static int mrbond_parse_member(struct nlattr *nest, struct mrbond_member_spec *m
 	if (tb[RDMA_MRBOND_A_MEMBER_ADMIN]) {
 		m->admin = nla_get_u32(tb[RDMA_MRBOND_A_MEMBER_ADMIN]);
 		m->has_admin = 1;
+	}
+}
+
+int mrbond_nl_parse_members(struct genl_info *info, void *dst, u32 *nmembers,
+			    mrbond_nl_member_fill fill)
+{
+	struct nlattr *tb[RDMA_MRBOND_A_MEMBER_MAX + 1];
+	struct nlattr *a;
+	int rem, err;
+
+	nlmsg_for_each_attr_type(a, RDMA_MRBOND_A_BOND_MEMBER, info->nlhdr,
+				 GENL_HDRLEN, rem) {
+		if (*nmembers >= MRBOND_MAX_MEMBERS) {
+			NL_SET_ERR_MSG_ATTR(info->extack, a,
+					    "a bond has at most 16 members");
+			return -E2BIG;
+		}
+		err = nla_parse_nested(tb, RDMA_MRBOND_A_MEMBER_MAX, a,
+				       rdma_mrbond_member_nl_policy,
+				       info->extack);
+		if (err)
+			return err;
+		if (!tb[RDMA_MRBOND_A_MEMBER_IBDEV]) {
+			NL_SET_ERR_MSG_ATTR(info->extack, a,
+					    "member needs an ibdev name");
+			return -EINVAL;
+		}
+		fill(tb, *nmembers, dst);
+		(*nmembers)++;
 	}
 	return 0;
 }
@@ -65,8 +84,7 @@ static struct mrbond_bond_spec *mrbond_parse_spec(struct genl_info *info,
 {
 	struct nlattr **attrs = info->attrs;
 	struct mrbond_bond_spec *spec;
-	struct nlattr *a;
-	int rem, err;
+	int err;
 
 	if (name_required && GENL_REQ_ATTR_CHECK(info, RDMA_MRBOND_A_BOND_NAME))
 		return ERR_PTR(-EINVAL);
@@ -91,31 +109,20 @@ static struct mrbond_bond_spec *mrbond_parse_spec(struct genl_info *info,
 		spec->lacp_source = nla_get_u32(attrs[RDMA_MRBOND_A_BOND_LACP_SOURCE]);
 #undef MRBOND_ATTR
 
-	nlmsg_for_each_attr_type(a, RDMA_MRBOND_A_BOND_MEMBER, info->nlhdr,
-				 GENL_HDRLEN, rem) {
-		if (spec->nmembers >= MRBOND_MAX_MEMBERS) {
-			NL_SET_ERR_MSG_ATTR(info->extack, a,
-					    "a bond has at most 16 members");
-			err = -E2BIG;
-			goto err;
-		}
-		err = mrbond_parse_member(a, &spec->members[spec->nmembers],
-					  info->extack);
-		if (err)
-			goto err;
-		spec->nmembers++;
+	err = mrbond_nl_parse_members(info, spec, &spec->nmembers,
+				      mrbond_fill_member);
+	if (err) {
+		kfree(spec);
+		return ERR_PTR(err);
 	}
 	return spec;
-err:
-	kfree(spec);
-	return ERR_PTR(err);
 }
 
 /*
  * Rust's messages are static NUL-terminated strings, as NL_SET_ERR_MSG()
  * requires, but not literals, so they are stored the way that macro does.
  */
-static int mrbond_finish(struct genl_info *info, int err, const char *extack)
+int mrbond_nl_finish(struct genl_info *info, int err, const char *extack)
 {
 	if (err && extack && info->extack)
 		info->extack->_msg = extack;
@@ -136,7 +143,7 @@ static int mrbond_simple_request(struct genl_info *info, u32 maxattr,
 		return PTR_ERR(spec);
 	err = fn(mrbond_nl_ctx, spec, &extack);
 	kfree(spec);
-	return mrbond_finish(info, err, extack);
+	return mrbond_nl_finish(info, err, extack);
 }
 
 /* ki: the bond's knob snapshot (rust/mrbond_nl_knobs.c), NULL in events. */
@@ -303,7 +310,7 @@ int rdma_mrbond_nl_bond_new_doit(struct sk_buff *skb, struct genl_info *info)
 	err = genlmsg_reply(msg, info);
 out:
 	kfree(b);
-	return mrbond_finish(info, err, extack);
+	return mrbond_nl_finish(info, err, extack);
 }
 
 int rdma_mrbond_nl_bond_del_doit(struct sk_buff *skb, struct genl_info *info)

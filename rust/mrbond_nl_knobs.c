@@ -20,15 +20,6 @@
 static_assert(RDMA_MRBOND_A_ECN_MAX == MRBOND_KNOB_ECN_COUNT);
 static_assert(RDMA_MRBOND_A_COUNTERS_MAX == MRBOND_COUNTER_MAX);
 
-/* Rust's extack texts are static, NUL-terminated, but not literals. */
-static int mrbond_nl_knobs_finish(struct genl_info *info, int err,
-				  const char *extack)
-{
-	if (err && extack && info->extack)
-		info->extack->_msg = extack;
-	return err;
-}
-
 int rdma_mrbond_nl_ecn_set_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	struct nlattr *tb[RDMA_MRBOND_A_ECN_MAX + 1];
@@ -58,31 +49,19 @@ int rdma_mrbond_nl_ecn_set_doit(struct sk_buff *skb, struct genl_info *info)
 	}
 	err = mrbond_rs_ecn_set(mrbond_netlink_ctx(), spec, &extack);
 	kfree(spec);
-	return mrbond_nl_knobs_finish(info, err, extack);
+	return mrbond_nl_finish(info, err, extack);
 }
 
-static int mrbond_nl_parse_pfc_member(struct nlattr *nest,
-				      struct mrbond_pfc_member_spec *m,
-				      struct netlink_ext_ack *extack)
+static void mrbond_nl_fill_pfc_member(struct nlattr **tb, u32 i, void *dst)
 {
-	struct nlattr *tb[RDMA_MRBOND_A_MEMBER_MAX + 1];
-	int err;
+	struct mrbond_pfc_member_spec *m = &((struct mrbond_pfc_spec *)dst)->members[i];
 
-	err = nla_parse_nested(tb, RDMA_MRBOND_A_MEMBER_MAX, nest,
-			       rdma_mrbond_member_nl_policy, extack);
-	if (err)
-		return err;
-	if (!tb[RDMA_MRBOND_A_MEMBER_IBDEV]) {
-		NL_SET_ERR_MSG_ATTR(extack, nest, "member needs an ibdev name");
-		return -EINVAL;
-	}
 	nla_strscpy(m->ibdev, tb[RDMA_MRBOND_A_MEMBER_IBDEV], sizeof(m->ibdev));
 	if (tb[RDMA_MRBOND_A_MEMBER_PFC_OVERRIDE]) {
 		m->override = nla_get_u32(tb[RDMA_MRBOND_A_MEMBER_PFC_OVERRIDE]);
 		m->has_override = 1;
 	}
 	m->clear = nla_get_flag(tb[RDMA_MRBOND_A_MEMBER_PFC_OVERRIDE_CLEAR]);
-	return 0;
 }
 
 int rdma_mrbond_nl_pfc_set_doit(struct sk_buff *skb, struct genl_info *info)
@@ -90,8 +69,7 @@ int rdma_mrbond_nl_pfc_set_doit(struct sk_buff *skb, struct genl_info *info)
 	struct nlattr *tb[RDMA_MRBOND_A_PFC_MAX + 1];
 	struct mrbond_pfc_spec *spec;
 	const char *extack = NULL;
-	struct nlattr *a;
-	int rem, err;
+	int err;
 
 	if (GENL_REQ_ATTR_CHECK(info, RDMA_MRBOND_A_BOND_NAME))
 		return -EINVAL;
@@ -111,22 +89,12 @@ int rdma_mrbond_nl_pfc_set_doit(struct sk_buff *skb, struct genl_info *info)
 			spec->has_bitmap = 1;
 		}
 	}
-	nlmsg_for_each_attr_type(a, RDMA_MRBOND_A_BOND_MEMBER, info->nlhdr,
-				 GENL_HDRLEN, rem) {
-		if (spec->nmembers >= MRBOND_MAX_MEMBERS) {
-			NL_SET_ERR_MSG_ATTR(info->extack, a,
-					    "a bond has at most 16 members");
-			err = -E2BIG;
-			goto out;
-		}
-		err = mrbond_nl_parse_pfc_member(a, &spec->members[spec->nmembers],
-						 info->extack);
-		if (err)
-			goto out;
-		spec->nmembers++;
-	}
+	err = mrbond_nl_parse_members(info, spec, &spec->nmembers,
+				      mrbond_nl_fill_pfc_member);
+	if (err)
+		goto out;
 	err = mrbond_rs_pfc_set(mrbond_netlink_ctx(), spec, &extack);
-	err = mrbond_nl_knobs_finish(info, err, extack);
+	err = mrbond_nl_finish(info, err, extack);
 out:
 	kfree(spec);
 	return err;

@@ -221,6 +221,8 @@ impl Registry {
             if let Some(d) = bond.evaluate(now, event_ns) {
                 next = Some(next.map_or(d, |n| n.min(d)));
             }
+            // Takes RTNL: never under a lock the notifiers need.
+            crate::knobs::apply_pending_pfc(bond);
         }
         next.map_or(0, |d| {
             let ms = d.saturating_sub(now).div_ceil(1_000_000).max(1);

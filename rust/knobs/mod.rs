@@ -7,13 +7,15 @@
 //! fan-out and reports:
 //!
 //! - `state`: a bond's settings and each member's PFC status;
-//! - `pfc`: PFC applied member by member, quiesced, under RTNL;
+//! - `pfc`: PFC applied member by member, quiesced, under RTNL, and to
+//!   members that join or come back (`apply_pending_pfc`);
 //! - `report`: the knob snapshot with counters, for netlink and sysfs;
 //! - `sysfs`: `mrbond/ecn/`, `mrbond/pfc/`, `members/<dev>/pfc_override`;
 //! - `netlink`: ECN_SET, PFC_SET and the knob part of BOND_GET.
 
 pub(crate) mod netlink;
 mod pfc;
+pub(crate) use pfc::apply_pending as apply_pending_pfc;
 mod report;
 pub(crate) mod state;
 pub(crate) mod sysfs;

@@ -8,7 +8,9 @@
 //! set, and read back; a failed set or a read-back that differs restores
 //! the saved value on that member and records `failed(errno)`. The member
 //! is then released, and the fan-out goes on with the next one
-//! (`policy::congestion::CONTINUE_AFTER_FAILURE`).
+//! (`policy::congestion::CONTINUE_AFTER_FAILURE`). A member that had no
+//! device at the write, or joins later, is `pending` and gets the value
+//! from the evaluation pass as soon as its device is there.
 
 use kernel::prelude::*;
 
@@ -62,6 +64,32 @@ pub(super) fn apply(bond: &Bond) -> Result<(), Errno> {
     first.map_or(Ok(()), Err)
 }
 
+/// Applies the bond's PFC to each member whose status is `pending` and whose
+/// device is present: one that joined after the last write, or came back on
+/// another netdev. The evaluation pass calls it after every member change,
+/// outside the bond's state lock; a member that failed stays failed until
+/// the next write (retrying would bounce an mlx5 link again and again).
+pub(crate) fn apply_pending(bond: &Bond) {
+    let is_pending = |&(slot, name, ifindex): &(usize, Name, u32)| {
+        ifindex != 0
+            && bond.knobs.settings.lock().pfc_status(slot, &name, ifindex) == KnobStatus::Pending
+    };
+    if !members(bond).iter().flatten().any(is_pending) {
+        return;
+    }
+    let _serial = bond.knobs.apply.lock();
+    // Read again under the serialising lock: a write may have run meanwhile.
+    for member in members(bond).iter().flatten().filter(|m| is_pending(m)) {
+        let &(slot, name, ifindex) = member;
+        let target = bond.knobs.settings.lock().pfc_target(slot, &name);
+        let status = apply_member(bond, slot, &name, ifindex, target);
+        bond.knobs
+            .settings
+            .lock()
+            .set_pfc_status(slot, &name, ifindex, status);
+    }
+}
+
 fn apply_member(
     bond: &Bond,
     slot: usize,
@@ -73,7 +101,7 @@ fn apply_member(
         return KnobStatus::Unset;
     }
     if ifindex == 0 {
-        // Applied by the next write once the device is back.
+        // Applied by `apply_pending` once the device is back.
         return KnobStatus::Pending;
     }
     let probe = Rtnl::lock().get_pfc(ifindex).map(|p| p.pfc_en);

@@ -86,8 +86,8 @@ impl KnobsState {
     }
 
     /// The entry of a member PFC was never applied to: `pending` once the
-    /// bond has a bitmap (a member that joined after the last write gets it
-    /// with the next one), else `unset`.
+    /// bond has a bitmap (the evaluation pass applies it as soon as the
+    /// member's device is there), else `unset`.
     fn fresh(&self, owner: Option<Name>) -> MemberKnobs {
         MemberKnobs {
             owner,

@@ -35,6 +35,8 @@ setup_knobs() {
 	wait_for 20 all_usable || { grep . "$B0"/members/*/state "$B1"/members/*/state; return 1; }
 }
 
+member_not_usable() { [[ $(cat "$SYS/$1/mrbond/members/$2/state") != usable ]]; }
+
 all_usable() {
 	local f
 	for f in "$B0"/members/*/state "$B1"/members/*/state; do
@@ -52,6 +54,7 @@ knob() {
 log_clear() { echo > "$DBG/log"; }
 # dev_ops DEV: "op pfc_en=.." of DEV's dcbnl calls, in order.
 dev_ops() { awk -v d="$1" '$2 == d { print $3, $4 }' "$DBG/log"; }
+dev_calls() { (($(dev_ops "$1" | wc -l) >= $2)); }
 # first_ops DEV N: DEV's first N calls on one line.
 first_ops() { dev_ops "$1" | head -n "$2" | paste -sd' '; }
 prio_pfc() { dcb pfc show dev "$1" prio-pfc; }
@@ -218,6 +221,43 @@ test_pfc_override() {
 	prio_pfc dcbt1 | grep -q '0:on 1:off' || { prio_pfc dcbt1; return 1; }
 }
 
+# rxed1's device goes away and comes back on a fresh netdev: the bond
+# applies its PFC there without another write. Back on dcbt1, which already
+# has the value: probed, not set again. rxed0, whose write failed, is not
+# retried (on mlx5 every attempt bounces the link).
+test_pfc_member_returns() {
+	local rc=0
+	echo "dcbt0 fail 1" >"$DBG/inject" || return 1
+	echo 0x02 >"$B0/pfc/enable_bitmap" 2>/dev/null && { echo "the injected failure passed"; return 1; }
+	grep -qx 'rxed0 0x02 failed(-EIO)' "$B0/pfc/status" && grep -qx 'rxed1 0x02 applied' "$B0/pfc/status" ||
+		{ cat "$B0/pfc/status"; return 1; }
+	ip link add dcbt2 type mrbond_dcbt && ip link set dcbt2 up || return 1
+	log_clear
+	rdma link del rxed1 && wait_for 20 member_not_usable mrbond0 rxed1 &&
+		rdma link add rxed1 type rxe netdev dcbt2 || { echo "rxed1 not moved to dcbt2"; return 1; }
+	# The status of the old netdev may show until the evaluation ran.
+	wait_for 20 dev_calls dcbt2 4 && wait_for 20 grep -qx 'rxed1 0x02 applied' "$B0/pfc/status" ||
+		{ echo "rxed1 on dcbt2 never applied"; rc=1; }
+	cat "$DBG/log" "$B0/pfc/status"
+	local want="getpfc pfc_en=0x00 getpfc pfc_en=0x00 setpfc pfc_en=0x02 getpfc pfc_en=0x02"
+	[[ $(first_ops dcbt2 4) == "$want" ]] || { echo "dcbt2: $(first_ops dcbt2 4)"; rc=1; }
+	prio_pfc dcbt2 | grep -q '0:off 1:on 2:off' || { prio_pfc dcbt2; rc=1; }
+	[[ -z $(dev_ops dcbt0) ]] || { echo "rxed0 (failed) was retried"; rc=1; }
+	grep -qx 'rxed0 0x02 failed(-EIO)' "$B0/pfc/status" || { echo "rxed0 no longer failed"; rc=1; }
+	log_clear
+	rdma link del rxed1 && wait_for 20 member_not_usable mrbond0 rxed1 &&
+		rdma link add rxed1 type rxe netdev dcbt1 || { echo "rxed1 not back on dcbt1"; return 1; }
+	wait_for 20 dev_calls dcbt1 1 && wait_for 20 grep -qx 'rxed1 0x02 applied' "$B0/pfc/status" ||
+		{ echo "rxed1 back on dcbt1 never applied"; cat "$B0/pfc/status"; rc=1; }
+	[[ $(dev_ops dcbt1 | paste -sd' ') == "getpfc pfc_en=0x02" ]] ||
+		{ echo "dcbt1: $(dev_ops dcbt1 | paste -sd' ')"; rc=1; }
+	wait_for 20 all_usable || { echo "members not usable"; rc=1; }
+	ip link del dcbt2 || rc=1
+	# Every member applied again for the tests that follow.
+	echo 0x01 >"$B0/pfc/enable_bitmap" || rc=1
+	return $rc
+}
+
 test_veth_unsupported() {
 	echo 0x08 >"$B1/pfc/enable_bitmap" || return 1
 	cat "$B1/pfc/status"
@@ -227,12 +267,11 @@ test_veth_unsupported() {
 	"$CTL" pfc set mrbond1 bitmap 0x08 2>"$TB_TMP/warn" || return 1
 	grep -q 'warning: rxev1: pfc_enable: unsupported (no dcbnl ieee_setpfc)' "$TB_TMP/warn" ||
 		{ cat "$TB_TMP/warn"; return 1; }
-	# A member that joins after the write is pending until the next one.
+	# A member that joins after the write gets the bond's value by itself.
 	"$CTL" member del mrbond1 rxev1 && "$CTL" member add mrbond1 rxev2 || return 1
-	grep -qx 'rxev2 0x08 pending' "$B1/pfc/status" || { cat "$B1/pfc/status"; return 1; }
-	[[ $(knob mrbond1 rxev2 pfc_enable state) == pending ]] || return 1
-	echo 0x08 >"$B1/pfc/enable_bitmap" || return 1
-	grep -qx 'rxev2 0x08 unsupported(no dcbnl ieee_setpfc)' "$B1/pfc/status"
+	wait_for 20 grep -qx 'rxev2 0x08 unsupported(no dcbnl ieee_setpfc)' "$B1/pfc/status" ||
+		{ cat "$B1/pfc/status"; return 1; }
+	[[ $(knob mrbond1 rxev2 pfc_enable state) == unsupported ]]
 }
 
 # bad_input NAME EXPECTED_TEXT CMD...: the command must fail, print the
@@ -338,7 +377,7 @@ test_unload() {
 	[[ ! -e /sys/class/net/dcbt0 && ! -e $SYS/mrbond0 ]]
 }
 
-ktap_header 12
+ktap_header 13
 if ! out=$(setup_knobs 2>&1); then
 	echo "$out" | sed 's/^/# /'
 	echo "Bail out! knob test setup failed"
@@ -352,6 +391,7 @@ run_test pfc_member_quiesced_while_changed test_pfc_quiesce
 run_test pfc_rollback_on_second_member test_pfc_rollback
 run_test pfc_readback_mismatch_rolled_back test_pfc_mismatch
 run_test pfc_member_override test_pfc_override
+run_test pfc_applied_to_returning_member test_pfc_member_returns
 run_test veth_members_unsupported test_veth_unsupported
 run_test refused_inputs_change_nothing test_bad_inputs
 run_test sixteen_members_in_one_message test_sixteen_members

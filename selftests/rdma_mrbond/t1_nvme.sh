@@ -6,7 +6,9 @@
 # runs fio with crc32c verification: plain, while rail 0's cable is pulled
 # (QMP), and while a member is removed. The bond flushes the QPs of a failed
 # member and nvme-rdma reconnects over the other rail; fio must not see an
-# error. Teardown must leave no QP and no outstanding WR behind.
+# error. Captured on the peer, the RoCEv2 packets of bond QPs carry the
+# bond's DSCP with ECT(0) while ECN is on, and without it while it is off.
+# Teardown must leave no QP and no outstanding WR behind.
 #
 # NVME_DEV_MODE=raw (validation of the suite itself, forwarded by testbed.py)
 # skips the bond and runs the same flow over the raw member rxe0 on rail 0's
@@ -238,6 +240,26 @@ nvme_blk() {
 ctrl_state() { cat "/sys/class/nvme/$1/state" 2>/dev/null || echo gone; }
 ctrl_live() { local c; c=$(nvme_ctrl) && [[ $(ctrl_state "$c") == live ]]; }
 
+# connect_ctrl OUT: nvme connect to the target (up to 3 tries), output in OUT.
+connect_ctrl() {
+	local try
+	for ((try = 1; try <= 3; try++)); do
+		bounded 120 "$1" nvme connect -t rdma -a "$TARGET_IP" -s 4420 -n "$NQN" \
+			--nr-io-queues=4 --reconnect-delay=1 --ctrl-loss-tmo=60 && return 0
+		echo "nvme connect, try $try: $(cat "$1")"
+		sleep 3
+	done
+	return 1
+}
+
+# disconnect_ctrl OUT: the controller gone, if there was one.
+disconnect_ctrl() {
+	nvme_ctrl >/dev/null || return 0
+	# A controller that is reconnecting finishes its attempt first.
+	bounded 150 "$1" nvme disconnect -n "$NQN" || return 1
+	! nvme_ctrl >/dev/null || { echo "controller $(nvme_ctrl) still there"; return 1; }
+}
+
 # The controller's QPs on DEV: the cm_ids of nvme_rdma with their QPNs.
 ctrl_qpns() {
 	bq rdma res show cm_id link "$DEV/" | grep -w nvme_rdma |
@@ -318,7 +340,7 @@ timings() {
 # ---- tests ----
 
 test_connect() {
-	local rc=0 c out=$TB_TMP/connect try p q total=0 min=-1 max=0 n_ctrl nq
+	local rc=0 c out=$TB_TMP/connect p q total=0 min=-1 max=0 n_ctrl nq
 	if [[ $MRBOND_ROLE == hostb ]]; then
 		barrier connected 600 || return 1
 		echo "target side, $DEV:"
@@ -334,16 +356,7 @@ test_connect() {
 		((rc == 0)) || diag
 		return $rc
 	fi
-	modprobe nvme-rdma || rc=1
-	for ((try = 1; rc == 0 && try <= 3; try++)); do
-		if bounded 120 "$out" nvme connect -t rdma -a "$TARGET_IP" -s 4420 -n "$NQN" \
-			--nr-io-queues=4 --reconnect-delay=1 --ctrl-loss-tmo=60; then
-			break
-		fi
-		echo "nvme connect, try $try: $(cat "$out")"
-		((try == 3)) && rc=1
-		sleep 3
-	done
+	modprobe nvme-rdma && connect_ctrl "$out" || rc=1
 	cat "$out"
 	barrier connected 600 || rc=1
 	((rc == 0)) || { diag; return 1; }
@@ -535,6 +548,109 @@ test_member_removed() {
 	return $rc
 }
 
+# ---- ECN on the wire ----
+#
+# Each guest captures the RoCEv2 packets its peer sends to any QP but QP1
+# (CM MADs leave through the members' own QP1, not through bond QPs) while
+# hosta connects a new controller and runs I/O: the QPs of both bonds are
+# placed after the knobs were set, so every packet must carry the bond's
+# traffic class. Raw mode, without a bond: rdma_cm's default TOS 0.
+
+ECN_TCLASS=0x68  # DSCP 26 (AF31)
+
+peer_ip() {
+	if [[ $MODE == bond ]]; then service_ip $((1 - ME)); else rail_ip 0 $((1 - ME)); fi
+}
+
+# set_ecn ENABLE: the bond's default traffic class and ECN marking.
+set_ecn() {
+	[[ $MODE == bond ]] || return 0
+	echo $ECN_TCLASS >"$SYS/mrbond0/mrbond/ecn/tclass" &&
+		echo "$1" >"$SYS/mrbond0/mrbond/ecn/enable" || return 1
+	echo "mrbond0: ecn/tclass $(cat "$SYS/mrbond0/mrbond/ecn/tclass"), ecn/enable $(cat "$SYS/mrbond0/mrbond/ecn/enable")"
+}
+
+# capture_start OUT: tcpdump, in the background until capture_stop; returns
+# once it listens. UDP bytes 12-15 of RoCEv2 are the BTH's reserved byte and
+# destination QPN.
+capture_start() {
+	tcpdump -i any -t -nn -v -l -c 400 \
+		"udp dst port 4791 and src host $(peer_ip) and (udp[12:4] & 0xffffff) != 1" \
+		>"$1" 2>"$1.err" </dev/null &
+	CAPTURE_PID=$!
+	wait_until 30 grep -q 'listening on' "$1.err" || { cat "$1.err"; return 1; }
+}
+
+capture_stop() {
+	[[ -n $CAPTURE_PID ]] || return 0
+	kill -INT "$CAPTURE_PID" 2>/dev/null
+	wait_pid 20 "$CAPTURE_PID"
+	CAPTURE_PID=
+}
+
+# capture_check OUT WANT: enough packets, every one with IPv4 TOS WANT, and
+# (bond mode) packets on every rail.
+capture_check() {
+	local n summary rc=0 i
+	summary=$(awk 'match($0, /tos 0x[0-9a-f]+/) { print $1, substr($0, RSTART, RLENGTH) }' "$1" |
+		sort | uniq -c)
+	n=$(grep -c 'tos 0x' "$1")
+	echo "packets from $(peer_ip) by interface and TOS:"
+	echo "$summary"
+	((n >= 20)) || { echo "only $n packets captured"; cat "$1.err"; rc=1; }
+	if grep 'tos 0x' "$1" | grep -qv "tos $2[,)]"; then
+		echo "packets without TOS $2:"
+		grep 'tos 0x' "$1" | grep -v "tos $2[,)]" | head -n 5
+		rc=1
+	fi
+	if [[ $MODE == bond ]]; then
+		for ((i = 0; i < MRBOND_LINKS; i++)); do
+			echo "$summary" | grep -qE "^ *[0-9]+ r$i tos" || { echo "no packet on rail r$i"; rc=1; }
+		done
+	fi
+	return $rc
+}
+
+# ecn_phase NAME ENABLE WANT: knobs set on both guests, a new controller and
+# I/O, both captures checked against TOS WANT.
+ecn_phase() {
+	local name=$1 enable=$2 want=$3 rc=0 cap=$TB_TMP/capture-$1 out=$TB_TMP/ecn-$1 blk engine
+	if [[ $MRBOND_ROLE == hosta ]]; then
+		disconnect_ctrl "$out" || { cat "$out"; rc=1; }
+	fi
+	barrier "ecn-$name-down" 300 || rc=1
+	set_ecn "$enable" || { echo "ecn knobs not set"; rc=1; }
+	capture_start "$cap" || { echo "tcpdump did not start"; rc=1; }
+	barrier "ecn-$name-capturing" 120 || rc=1
+	if [[ $MRBOND_ROLE == hosta ]] && ((rc == 0)); then
+		if connect_ctrl "$out" && wait_until 60 ctrl_live && wait_until 30 nvme_blk >/dev/null &&
+			blk=$(nvme_blk) && engine=$(fio_engine); then
+			bounded 300 "$out" fio --name=ecn --filename="$blk" --rw=randrw --bs=4k --iodepth=8 \
+				--numjobs=1 --direct=1 --ioengine="$engine" --size=4m \
+				--verify=crc32c --do_verify=1 --verify_fatal=1 || rc=$?
+			fio_ok "$out" $rc >/dev/null || { fio_ok "$out" $rc; rc=1; }
+		else
+			echo "no controller or namespace: $(cat "$out") $(ctrls_sysfs)"
+			rc=1
+		fi
+	fi
+	barrier "ecn-$name-done" 600 || rc=1
+	capture_stop
+	capture_check "$cap" "$want" || rc=1
+	return $rc
+}
+
+test_ecn_on_wire() {
+	local rc=0 on=0x6a off=0x68
+	[[ $MODE == bond ]] || { on=0x0; off=0x0; }
+	echo "--- ECN on, traffic class $ECN_TCLASS: expecting TOS $on"
+	ecn_phase on 1 $on || rc=1
+	echo "--- ECN off: expecting TOS $off"
+	ecn_phase off 0 $off || rc=1
+	((rc == 0)) || diag
+	return $rc
+}
+
 # No QP and no outstanding WR left on any port of the bond (raw: on rxe0).
 nothing_left() {
 	local p
@@ -550,14 +666,9 @@ nothing_left() {
 test_teardown() {
 	local rc=0 p out=$TB_TMP/teardown
 	if [[ $MRBOND_ROLE == hosta ]]; then
-		if nvme_ctrl >/dev/null; then
-			# A controller that is reconnecting finishes its attempt first.
-			bounded 150 "$out" nvme disconnect -n "$NQN" || rc=1
-			cat "$out"
-			nvme_ctrl >/dev/null && { echo "controller $(nvme_ctrl) still there"; rc=1; }
-		else
-			echo "no controller to disconnect"
-		fi
+		nvme_ctrl >/dev/null || echo "no controller to disconnect"
+		disconnect_ctrl "$out" || rc=1
+		cat "$out" 2>/dev/null
 	fi
 	barrier disconnected 300 || rc=1
 	if [[ $MRBOND_ROLE == hostb ]]; then
@@ -585,7 +696,7 @@ test_teardown() {
 	return $rc
 }
 
-ktap_header 5
+ktap_header 6
 # Every command, time-stamped, in the run directory: where a guest hangs
 # shows from the host while it hangs.
 exec {TRACE_FD}>>"$MRBOND_RUN/$MRBOND_ROLE.nvme-trace"
@@ -618,6 +729,7 @@ run_test nvme_connect_over_bond test_connect
 run_test fio_verify test_fio_verify
 run_test cable_pull_during_fio test_cable_pull
 run_test member_removed_during_fio test_member_removed
+run_test ecn_marking_on_the_wire test_ecn_on_wire
 run_test teardown_leaves_nothing test_teardown
 ktap_totals
 [[ $KTAP_FAIL == 0 ]]
