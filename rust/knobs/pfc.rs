@@ -66,9 +66,9 @@ pub(super) fn apply(bond: &Bond) -> Result<(), Errno> {
 
 /// Applies the bond's PFC to each member whose status is `pending` and whose
 /// device is present: one that joined after the last write, or came back on
-/// another netdev. The evaluation pass calls it after every member change,
-/// outside the bond's state lock; a member that failed stays failed until
-/// the next write (retrying would bounce an mlx5 link again and again).
+/// another netdev. Every evaluation pass calls it, outside the bond's state
+/// lock. A member that failed stays failed until the next write: retrying
+/// would bounce an mlx5 link again and again.
 pub(crate) fn apply_pending(bond: &Bond) {
     let is_pending = |&(slot, name, ifindex): &(usize, Name, u32)| {
         ifindex != 0

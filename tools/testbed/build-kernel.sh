@@ -25,7 +25,7 @@ MAKE=(make -C "$SRC" O="$KDIR/build" LLVM="$LLVM_SUFFIX" -j"$(nproc)")
 mkdir -p "$KDIR/build"
 cp "$KBASE_CONFIG" "$KDIR/build/.config"
 "$SRC/scripts/kconfig/merge_config.sh" -m -O "$KDIR/build" \
-	"$KDIR/build/.config" "$KFRAGMENT" >/dev/null
+	"$KDIR/build/.config" "${KFRAGMENTS[@]}" >/dev/null
 "${MAKE[@]}" olddefconfig >/dev/null
 
 # merge_config reports silently dropped options only on stdout; check them here
@@ -40,8 +40,8 @@ while IFS= read -r line; do
 		! grep -q "^$opt=[ym]" "$KDIR/build/.config" || {
 			tb_log "config option should be off: $opt"; missing=1; } ;;
 	esac
-done <"$KFRAGMENT"
-((missing == 0)) || tb_die "kernel config does not satisfy $KFRAGMENT"
+done < <(cat "${KFRAGMENTS[@]}")
+((missing == 0)) || tb_die "kernel config does not satisfy ${KFRAGMENTS[*]}"
 
 "${MAKE[@]}" rustavailable >/dev/null || tb_die "Rust toolchain not usable for this kernel"
 tb_log "building kernel in $KDIR/build (cold build: about 9 minutes on 2 cores)"

@@ -10,6 +10,9 @@ LLVM_SUFFIX=${LLVM_SUFFIX:--19}
 KSRC_TARBALL=${KSRC_TARBALL:-/usr/src/linux-source-6.12.tar.xz}
 KBASE_CONFIG=$MRBOND_ROOT/tools/testbed/kernel/base.config
 KFRAGMENT=$MRBOND_ROOT/selftests/rdma_mrbond/config
+# MRBOND_KERNEL_DEBUG=1 adds lockdep and context checks (config.debug).
+KFRAGMENTS=("$KFRAGMENT")
+[[ ${MRBOND_KERNEL_DEBUG:-0} == 1 ]] && KFRAGMENTS+=("$MRBOND_ROOT/selftests/rdma_mrbond/config.debug")
 
 tb_log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 tb_die() { tb_log "FATAL: $*"; exit 1; }
@@ -19,7 +22,7 @@ tb_die() { tb_log "FATAL: $*"; exit 1; }
 tb_kernel_key() {
 	{
 		dpkg-query -W -f='${Version}\n' linux-source-6.12
-		cat "$KBASE_CONFIG" "$KFRAGMENT"
+		cat "$KBASE_CONFIG" "${KFRAGMENTS[@]}"
 		rustc --version
 		bindgen --version
 		"clang$LLVM_SUFFIX" --version | head -n1
