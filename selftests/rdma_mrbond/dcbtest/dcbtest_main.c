@@ -31,11 +31,11 @@
 #include <linux/ethtool.h>
 #include <linux/list.h>
 #include <linux/module.h>
-#include <linux/mutex.h>
 #include <linux/netdevice.h>
 #include <linux/rtnetlink.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
+#include <linux/spinlock.h>
 #include <net/dcbnl.h>
 #include <net/rtnetlink.h>
 
@@ -54,10 +54,14 @@ struct dcbt_entry {
 
 enum dcbt_fault { DCBT_NONE, DCBT_FAIL, DCBT_MISMATCH, DCBT_HOLD };
 
-/* The log and the armed fault. */
-static DEFINE_MUTEX(dcbt_lock);
+/*
+ * The log and the armed fault. A spinlock: dcbnl calls getdcbx under its
+ * dcb_lock spinlock (dcbnl_ieee_fill), so recording must not sleep.
+ */
+static DEFINE_SPINLOCK(dcbt_lock);
 static LIST_HEAD(dcbt_log);
 static u64 dcbt_seq;
+static u64 dcbt_dropped;	/* entries lost to a failed atomic allocation */
 static struct {
 	char dev[IFNAMSIZ];
 	enum dcbt_fault fault;
@@ -71,15 +75,18 @@ static struct dentry *dcbt_dir;
 static void dcbt_record(struct net_device *dev, const char *op, u8 pfc_en,
 			int rc)
 {
-	struct dcbt_entry *e = kzalloc(sizeof(*e), GFP_KERNEL);
+	struct dcbt_entry *e = kzalloc(sizeof(*e), GFP_ATOMIC);
 
-	if (!e)
+	spin_lock(&dcbt_lock);
+	if (!e) {
+		dcbt_dropped++;
+		spin_unlock(&dcbt_lock);
 		return;
-	mutex_lock(&dcbt_lock);
+	}
 	snprintf(e->line, sizeof(e->line), "%llu %s %s pfc_en=0x%02x rc=%d rtnl=%d",
 		 ++dcbt_seq, dev->name, op, pfc_en, rc, rtnl_is_locked());
 	list_add_tail(&e->node, &dcbt_log);
-	mutex_unlock(&dcbt_lock);
+	spin_unlock(&dcbt_lock);
 }
 
 /* The fault for this ieee_setpfc call of dev, if it is the Nth. */
@@ -87,7 +94,7 @@ static enum dcbt_fault dcbt_take_fault(struct net_device *dev, int *err)
 {
 	enum dcbt_fault f = DCBT_NONE;
 
-	mutex_lock(&dcbt_lock);
+	spin_lock(&dcbt_lock);
 	if (dcbt_inject.fault != DCBT_NONE &&
 	    !strcmp(dcbt_inject.dev, dev->name) &&
 	    ++dcbt_inject.seen == dcbt_inject.nth) {
@@ -95,7 +102,7 @@ static enum dcbt_fault dcbt_take_fault(struct net_device *dev, int *err)
 		*err = dcbt_inject.err;
 		dcbt_inject.fault = DCBT_NONE;
 	}
-	mutex_unlock(&dcbt_lock);
+	spin_unlock(&dcbt_lock);
 	return f;
 }
 
@@ -210,10 +217,13 @@ static int dcbt_log_show(struct seq_file *m, void *v)
 {
 	struct dcbt_entry *e;
 
-	mutex_lock(&dcbt_lock);
+	spin_lock(&dcbt_lock);
 	list_for_each_entry(e, &dcbt_log, node)
 		seq_printf(m, "%s\n", e->line);
-	mutex_unlock(&dcbt_lock);
+	/* A log with holes must not pass for a complete one. */
+	if (dcbt_dropped)
+		seq_printf(m, "dropped %llu entries\n", dcbt_dropped);
+	spin_unlock(&dcbt_lock);
 	return 0;
 }
 
@@ -226,13 +236,14 @@ static void dcbt_log_clear(void)
 {
 	struct dcbt_entry *e, *tmp;
 
-	mutex_lock(&dcbt_lock);
+	spin_lock(&dcbt_lock);
 	list_for_each_entry_safe(e, tmp, &dcbt_log, node) {
 		list_del(&e->node);
 		kfree(e);
 	}
 	dcbt_seq = 0;
-	mutex_unlock(&dcbt_lock);
+	dcbt_dropped = 0;
+	spin_unlock(&dcbt_lock);
 }
 
 static ssize_t dcbt_log_write(struct file *file, const char __user *buf,
@@ -263,15 +274,15 @@ static ssize_t dcbt_inject_write(struct file *file, const char __user *ubuf,
 	if (copy_from_user(buf, ubuf, count))
 		return -EFAULT;
 	buf[count] = '\0';
-	mutex_lock(&dcbt_lock);
+	spin_lock(&dcbt_lock);
 	dcbt_inject.fault = DCBT_NONE;
-	mutex_unlock(&dcbt_lock);
+	spin_unlock(&dcbt_lock);
 	if (sysfs_streq(buf, "none"))
 		return count;
 	n = sscanf(buf, "%15s %15s %u %d", dev, kind, &nth, &err);
 	if (n < 3 || !nth || err <= 0 || err >= MAX_ERRNO)
 		return -EINVAL;
-	mutex_lock(&dcbt_lock);
+	spin_lock(&dcbt_lock);
 	strscpy(dcbt_inject.dev, dev, sizeof(dcbt_inject.dev));
 	dcbt_inject.nth = nth;
 	dcbt_inject.seen = 0;
@@ -285,7 +296,7 @@ static ssize_t dcbt_inject_write(struct file *file, const char __user *ubuf,
 	if (dcbt_inject.fault == DCBT_HOLD)
 		reinit_completion(&dcbt_release);
 	n = dcbt_inject.fault == DCBT_NONE ? -EINVAL : count;
-	mutex_unlock(&dcbt_lock);
+	spin_unlock(&dcbt_lock);
 	return n;
 }
 
