@@ -112,6 +112,7 @@ if [[ ${MRBOND_DEBUG_SUITES:-1} == 1 ]]; then
 		git ls-files -z Kbuild Makefile rust include selftests |
 		xargs -0 cp --parents -t "$DSRC"
 	check debug-module-build make -C "$DSRC" KDIR="$DKDIR/build" modules
+	[[ -f $DSRC/rdma_mrbond.ko ]] || finish
 	check debug-module-guest-install bash tools/testbed/install-modules.sh "$DKDIR/build" "$DSRC"
 	GUEST_KBUILD=$DKDIR/build
 	guest_suite debug-t0-bench t0 selftests/rdma_mrbond/t0_single.sh 1200

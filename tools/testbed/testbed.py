@@ -32,10 +32,10 @@ BASE_PORT = int(os.environ.get("MRBOND_TB_PORT", "47100"))
 KTAP_RESULT = re.compile(r"^(not ok|ok) (\d+)(?: (.*))?$")
 
 
-# Lockdep reports whose whole chain is outside rdma_mrbond, reported upstream
-# material, by the two locks of their first lines: (trying to acquire,
-# already holding). See "Debug kernel" in the testbed guide. Any other
-# report, and any BUG:, still fails the topology.
+# Lockdep reports whose whole chain lies in upstream code, not rdma_mrbond,
+# keyed by their two locks: (trying to acquire, already holding). See "Debug
+# kernel" in the testbed guide. Any other report, and any BUG:, still fails
+# the topology.
 KNOWN_UPSTREAM_LOCKDEP = {
     # nvmet-rdma: an I/O connect run from the CM handler (handler_mutex ->
     # nvmet_config_sem) against port removal (nvmet_config_sem ->
