@@ -592,7 +592,7 @@ capture_stop() {
 # (bond mode) packets on every rail where this bond has QPs: an RC QP and its
 # peer are on the same rail.
 capture_check() {
-	local n summary rc=0 i
+	local n summary rc=0 i q
 	summary=$(awk 'match($0, /tos 0x[0-9a-f]+/) { print $1, substr($0, RSTART, RLENGTH) }' "$1" |
 		sort | uniq -c)
 	n=$(grep -c 'tos 0x' "$1")
@@ -606,7 +606,9 @@ capture_check() {
 	fi
 	if [[ $MODE == bond ]]; then
 		for ((i = 0; i < MRBOND_LINKS; i++)); do
-			(($(port_counter $((i + 1)) qps) > 0)) || continue
+			q=$(port_counter $((i + 1)) qps)
+			[[ $q =~ ^[0-9]+$ ]] || { echo "port $((i + 1)): no qps counter"; rc=1; continue; }
+			((q > 0)) || continue
 			echo "$summary" | grep -qE "^ *[0-9]+ r$i tos" ||
 				{ echo "no packet on rail r$i, where mrbond0 has QPs"; rc=1; }
 		done
