@@ -94,6 +94,15 @@ int mrbond_glue_ibdev_port_active(struct ib_device *dev);
 int mrbond_glue_ibdev_netdev_ifindex(struct ib_device *dev);
 int mrbond_glue_ibdev_is_roce(struct ib_device *dev);
 const char *mrbond_glue_ib_device_name(const struct ib_device *dev);
+/*
+ * Registration references (ib_device_try_get()/ib_device_put()): held by
+ * every Rust handle of a member device, so that its unregistration waits
+ * for the handles, which the ib_client .remove drops. get_more takes one
+ * more for a caller that already holds one.
+ */
+bool mrbond_glue_ib_device_try_get(struct ib_device *dev);
+void mrbond_glue_ib_device_get_more(struct ib_device *dev);
+void mrbond_glue_ib_device_put(struct ib_device *dev);
 u32 mrbond_glue_ib_device_index(const struct ib_device *dev);
 void mrbond_glue_netdev_state(u32 ifindex, struct mrbond_netdev_state *st);
 /* Bonding mode (BOND_MODE_*) of a bond master, or -ENODEV / -ENOTTY. */

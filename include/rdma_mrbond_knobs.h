@@ -22,6 +22,8 @@ struct ib_device;
 struct kobject;
 struct sk_buff;
 struct genl_info;
+struct net;
+struct netlink_ext_ack;
 struct nlattr;
 struct attribute_group;
 
@@ -166,6 +168,12 @@ void *mrbond_netlink_ctx(void);
  * a literal) attached to a failed request.
  */
 int mrbond_nl_finish(struct genl_info *info, int err, const char *extack);
+/*
+ * Bonds, members and their netdevs are init_net objects: a request from
+ * another network namespace is refused (-EOPNOTSUPP with a message), not
+ * resolved against the wrong namespace's ifindexes.
+ */
+int mrbond_nl_check_net(struct net *net, struct netlink_ext_ack *extack);
 /*
  * Fills member @i of the request struct @dst from its parsed nest @tb,
  * whose ibdev name is present.

@@ -91,6 +91,13 @@ void mrbond_vdev_unregister(struct mrbond_vdev *v);
  * own (called from our ib_client .remove, where unregistering would deadlock).
  */
 void mrbond_vdev_put(struct mrbond_vdev *v);
+/*
+ * A reference to the vdev's memory only (get_device()): what the Rust
+ * VdevRef holds to remove sysfs files and dispatch port events without the
+ * bond's vdev lock, both safe on a vdev unregistered meanwhile.
+ */
+void mrbond_vdev_hold(struct mrbond_vdev *v);
+void mrbond_vdev_unhold(struct mrbond_vdev *v);
 const char *mrbond_vdev_name(const struct mrbond_vdev *v);
 u32 mrbond_vdev_index(const struct mrbond_vdev *v);
 /* True for ib_devices that are mrbond vdevs (so they are never members). */

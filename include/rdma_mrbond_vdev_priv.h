@@ -69,6 +69,12 @@ struct mrbond_vdev {
 	struct list_head pds, cqs, qps, mrs;	/* under objs_lock */
 	/* lkey >> 8 -> struct mrbond_mr; entry 0 is the local DMA lkey. */
 	struct xarray mr_index;
+	/*
+	 * QP id (in member WR ids) -> live vdev QP; erased at destroy_qp
+	 * before the QP's CQs are passed under their poll_lock.
+	 */
+	struct xarray qp_ids;
+	u32 next_qp_id;		/* cyclic: a stale CQE finds no new QP */
 	/* QPN -> live QP, or xa_mk_value(expiry jiffies) in quarantine. */
 	struct xarray qpns;
 	atomic64_t qpn_collisions;
@@ -78,6 +84,13 @@ struct mrbond_vdev {
 	struct mrbond_qp *gsi_qp[MRBOND_MAX_PORTS + 1];
 	/* Sends MADs through members from process context; ordered. */
 	struct workqueue_struct *gsi_wq;
+	/*
+	 * Runs the ULP callbacks the vdev raises itself (completion events of
+	 * synthesised completions, QP_FATAL), so that none is called with a
+	 * bond lock held or from inside the ULP's own post; ordered, so that
+	 * a QP's flushes are announced before its death.
+	 */
+	struct workqueue_struct *cb_wq;
 };
 
 #endif /* _RDMA_MRBOND_VDEV_PRIV_H */

@@ -34,8 +34,24 @@
 #define MRBOND_LOCAL_DMA_LKEY	0U
 /* SGEs per WR the vdev accepts: the translated copy lives on the stack. */
 #define MRBOND_MAX_SGE		16
-/* Member WR ids: the shadow ring sequence, bit 63 set for receives. */
+/*
+ * Member WR ids: bit 63 set for receives, the vdev QP's id (in the vdev's
+ * qp_ids) above the low bits of its shadow ring sequence. A completion is
+ * traced back by id, never through wc->qp: members may return CQEs of a
+ * QP already destroyed (rxe does not purge them).
+ */
 #define MRBOND_WRID_RECV	BIT_ULL(63)
+#define MRBOND_WRID_SEQ_BITS	40
+#define MRBOND_WRID_SEQ_MASK	(BIT_ULL(MRBOND_WRID_SEQ_BITS) - 1)
+#define MRBOND_WRID_ID_BITS	23
+#define MRBOND_QP_ID_MAX	((u32)BIT(MRBOND_WRID_ID_BITS) - 1)
+
+static inline u64 mrbond_wrid(u32 qp_id, u64 seq, bool recv)
+{
+	return (recv ? MRBOND_WRID_RECV : 0) |
+	       ((u64)qp_id << MRBOND_WRID_SEQ_BITS) |
+	       (seq & MRBOND_WRID_SEQ_MASK);
+}
 /* A destroyed QPN is not reused for this long (ib_cm's stale check). */
 #define MRBOND_QPN_QUARANTINE	(10 * HZ)
 
@@ -79,11 +95,18 @@ struct mrbond_qp {
 	spinlock_t lock;
 	int member;		/* slot, fixed at creation */
 	u32 vport;		/* vdev port of the last INIT/RTR, 0 before */
+	u32 id;			/* in the vdev's qp_ids; 0 for QP1 */
 	struct ib_qp *mqp;	/* NULL once the member is detached */
+	/*
+	 * A detach took mqp and is destroying it: posts only queue in the
+	 * rings until the detach flushes them (mrbond_qp_flush_all()).
+	 */
+	bool detaching;
 	struct mrbond_cq *scq, *rcq;
 	u32 local_dma_lkey;	/* of the member PD */
 	bool sig_all;
 	bool failed;		/* QP_FATAL sent */
+	struct work_struct fatal_work;	/* QP_FATAL to the ULP, on cb_wq */
 	enum ib_qp_state state;
 	struct mrbond_ring sq, rq;
 	struct list_head node;	/* vdev qps, under objs_lock */
@@ -106,6 +129,7 @@ struct mrbond_cq {
 	struct ib_cq *unhooked;	/* of a detaching member, under objs_lock */
 	u32 next;		/* round-robin start of the member polls */
 	bool armed;		/* req_notify_cq since the last callback */
+	struct work_struct kick_work;	/* mrbond_cq_kick_later(), on cb_wq */
 	spinlock_t swq_lock;
 	struct ib_wc *swq;	/* synthesised completions, a ring */
 	u32 swq_mask;
@@ -194,8 +218,10 @@ bool mrbond_cq_push(struct mrbond_cq *cq, const struct ib_wc *wc);
 bool mrbond_cq_push_flush(struct mrbond_cq *cq, struct mrbond_qp *qp,
 			  const struct mrbond_wr_slot *s);
 void mrbond_cq_kick(struct mrbond_cq *cq);
+void mrbond_cq_kick_later(struct mrbond_cq *cq);
 void mrbond_cqs_unhook(struct mrbond_vdev *v, int member);
 void mrbond_cqs_free_unhooked(struct mrbond_vdev *v);
+void mrbond_cq_forget_qp(struct mrbond_cq *cq, struct mrbond_qp *qp);
 
 /* rust/mrbond_verbs_qp.c */
 int mrbond_create_qp(struct ib_qp *qp, struct ib_qp_init_attr *init,
@@ -228,7 +254,7 @@ int mrbond_post_send(struct ib_qp *qp, const struct ib_send_wr *wr,
 		     const struct ib_send_wr **bad_wr);
 int mrbond_post_recv(struct ib_qp *qp, const struct ib_recv_wr *wr,
 		     const struct ib_recv_wr **bad_wr);
-bool mrbond_wc_translate(struct ib_wc *wc);
+bool mrbond_wc_translate(struct mrbond_vdev *v, struct ib_wc *wc);
 void mrbond_qp_flush_all(struct mrbond_qp *qp);
 
 #endif /* _RDMA_MRBOND_VERBS_PRIV_H */

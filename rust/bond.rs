@@ -13,14 +13,14 @@ use kernel::{
 };
 
 use crate::{
-    ffi::{self, BondInfo, IbDevice, MemberInfo, NetdevState, Vdev, MAX_MEMBERS, NAME_MAX},
+    ffi::{self, BondInfo, IbDevice, MemberInfo, NetdevState, Vdev, VdevRef, MAX_MEMBERS, NAME_MAX},
     knobs::state::Knobs,
     policy::{
         eligibility::{AdminState, Debounce, EligibilitySet, Inputs, LacpState, Reason, Usability},
         hash::FlowKey,
         knobs::BondMode,
         placement::{PinScope, PlaceError, PlaceRequest, Placer, Policy},
-        ulp, MemberIndex,
+        ulp, MemberIndex, MemberMask,
     },
 };
 
@@ -141,6 +141,9 @@ pub(crate) struct BondState {
     pub(crate) placed: [u64; MAX_MEMBERS],
     /// Slots whose device the verbs proxy may create objects on.
     pub(crate) attached: [bool; MAX_MEMBERS],
+    /// Slots whose device the verbs proxy refused: not tried again (nor
+    /// logged again) until the slot gets a device anew.
+    pub(crate) attach_refused: [bool; MAX_MEMBERS],
     /// QPs created, the flow key of the `hash` policy: no address is known
     /// when a QP is created, so the creation sequence stands in for the
     /// UDP source port (which rxe, too, derives from the QP).
@@ -188,9 +191,40 @@ impl BondState {
         let inputs = member_inputs(&mut member);
         let dst = self.members.get_mut(slot).ok_or(EINVAL)?;
         *dst = Some(member);
+        if let Some(r) = self.attach_refused.get_mut(slot) {
+            *r = false;
+        }
         let _ = self.elig.add_member(m, inputs, now);
-        self.placer.set_usable_mask(self.elig.usable_mask());
+        self.sync_placer();
         Ok(())
+    }
+
+    /// The members placement may choose: usable, and attached to the
+    /// verbs proxy. A usable member whose device the proxy has not taken
+    /// (yet, or at all) would fail every QP placed on it.
+    pub(crate) fn placeable_mask(&self) -> MemberMask {
+        let attached = self
+            .attached
+            .iter()
+            .enumerate()
+            .filter(|(_, a)| **a)
+            .filter_map(|(slot, _)| slot_index(slot))
+            .fold(MemberMask::EMPTY, MemberMask::with);
+        self.elig.usable_mask().and(attached)
+    }
+
+    /// Gives the placer the members it may choose now.
+    pub(crate) fn sync_placer(&mut self) {
+        let mask = self.placeable_mask();
+        self.placer.set_usable_mask(mask);
+    }
+
+    /// The slot's device is new (a member that came back): a refused
+    /// attach is tried again.
+    pub(crate) fn device_renewed(&mut self, slot: usize) {
+        if let Some(r) = self.attach_refused.get_mut(slot) {
+            *r = false;
+        }
     }
 }
 
@@ -220,6 +254,7 @@ impl Bond {
                         placement_failures: 0,
                         placed: [0; MAX_MEMBERS],
                         attached: [false; MAX_MEMBERS],
+                        attach_refused: [false; MAX_MEMBERS],
                         created: 0,
                         ports,
                         port_netdev: [0; MAX_MEMBERS],
@@ -423,7 +458,6 @@ impl Bond {
         let deadline = {
             let mut guard = self.state.lock();
             let st = &mut *guard;
-            let mut changed = false;
             for slot in 0..MAX_MEMBERS {
                 let Some(m) = slot_index(slot) else { continue };
                 let Some(Some(member)) = st.members.get_mut(slot) else {
@@ -435,8 +469,10 @@ impl Bond {
                     if !t.usability_changed() && t.from.reason == t.to.reason {
                         continue;
                     }
-                    changed = true;
-                    member.transitions = member.transitions.saturating_add(1);
+                    // The ABI counts usability changes, not new reasons.
+                    if t.usability_changed() {
+                        member.transitions = member.transitions.saturating_add(1);
+                    }
                     let after_us = if event_ns != 0 {
                         now.saturating_sub(event_ns) / 1000
                     } else {
@@ -461,11 +497,10 @@ impl Bond {
                 }
             }
             let _ = st.elig.poll(now);
-            if changed {
-                st.placer.set_usable_mask(st.elig.usable_mask());
-            }
             let rebind = self.rebinds(st);
             self.attach_members(st);
+            // Usability or attachment may have changed.
+            st.sync_placer();
             (st.elig.next_deadline(), rebind)
         };
         let (deadline, rebind) = deadline;
@@ -502,15 +537,31 @@ impl Bond {
     fn attach_members(&self, st: &mut BondState) {
         let vdev = self.vdev.lock();
         let Some(v) = vdev.as_ref() else { return };
-        for (slot, (member, attached)) in st.members.iter().zip(st.attached.iter_mut()).enumerate()
-        {
-            let Some(dev) = member.as_ref().and_then(|m| m.dev.as_ref()) else {
+        for (slot, member) in st.members.iter().enumerate() {
+            let Some((name, dev)) = member
+                .as_ref()
+                .and_then(|m| m.dev.as_ref().map(|d| (m.name, d)))
+            else {
                 continue;
             };
-            if !*attached {
-                *attached = v
-                    .member_attach(u32::try_from(slot).unwrap_or(u32::MAX), dev)
-                    .is_ok();
+            let (Some(attached), Some(refused)) =
+                (st.attached.get_mut(slot), st.attach_refused.get_mut(slot))
+            else {
+                continue;
+            };
+            if *attached || *refused {
+                continue;
+            }
+            match v.member_attach(u32::try_from(slot).unwrap_or(u32::MAX), dev) {
+                Ok(()) => *attached = true,
+                Err(e) => {
+                    *refused = true;
+                    pr_warn!(
+                        "member {}: the verbs proxy refused its device ({:?}): no QPs on it until it comes back\n",
+                        name.as_cstr(),
+                        e
+                    );
+                }
             }
         }
     }
@@ -519,8 +570,12 @@ impl Bond {
     /// objects and flushes their WRs before this returns. Not under the
     /// state lock.
     pub(crate) fn detach_member(&self, slot: usize) {
-        if let Some(a) = self.state.lock().attached.get_mut(slot) {
-            *a = false;
+        {
+            let mut st = self.state.lock();
+            if let Some(a) = st.attached.get_mut(slot) {
+                *a = false;
+            }
+            st.sync_placer();
         }
         if let Some(v) = self.vdev.lock().as_ref() {
             v.member_detach(u32::try_from(slot).unwrap_or(u32::MAX));
@@ -563,6 +618,12 @@ impl Bond {
         out
     }
 
+    /// The vdev, counted, with the vdev lock released again: for calls
+    /// that wait for sysfs callbacks, which may take that lock.
+    pub(crate) fn vdev_ref(&self) -> Option<VdevRef> {
+        self.vdev.lock().as_ref().map(Vdev::hold)
+    }
+
     /// Port events and netlink notifications for changed members; with no
     /// state lock held, since building the snapshot takes it.
     pub(crate) fn announce(&self, events: &[Option<(usize, bool)>; MAX_MEMBERS]) {
@@ -578,7 +639,7 @@ impl Bond {
             };
             *dst = Some((port, self.port_active(port)));
         }
-        if let Some(v) = self.vdev.lock().as_ref() {
+        if let Some(v) = self.vdev_ref() {
             for &(port, active) in ports.iter().flatten() {
                 v.port_event(port, active);
             }

@@ -148,6 +148,9 @@ mod glue {
         pub(super) fn mrbond_glue_ibdev_netdev_ifindex(dev: *mut RawIbDevice) -> c_int;
         pub(super) fn mrbond_glue_ibdev_is_roce(dev: *mut RawIbDevice) -> c_int;
         pub(super) fn mrbond_glue_ib_device_name(dev: *const RawIbDevice) -> *const c_char;
+        pub(super) fn mrbond_glue_ib_device_try_get(dev: *mut RawIbDevice) -> bool;
+        pub(super) fn mrbond_glue_ib_device_get_more(dev: *mut RawIbDevice);
+        pub(super) fn mrbond_glue_ib_device_put(dev: *mut RawIbDevice);
         pub(super) fn mrbond_glue_ib_device_index(dev: *const RawIbDevice) -> u32;
         pub(super) fn mrbond_glue_netdev_state(ifindex: u32, st: *mut NetdevState);
         pub(super) fn mrbond_glue_bond_mode(ifindex: u32) -> c_int;
@@ -180,6 +183,8 @@ mod glue {
         pub(super) fn mrbond_vdev_free(v: *mut RawVdev);
         pub(super) fn mrbond_vdev_unregister(v: *mut RawVdev);
         pub(super) fn mrbond_vdev_put(v: *mut RawVdev);
+        pub(super) fn mrbond_vdev_hold(v: *mut RawVdev);
+        pub(super) fn mrbond_vdev_unhold(v: *mut RawVdev);
         pub(super) fn mrbond_vdev_name(v: *const RawVdev) -> *const c_char;
         pub(super) fn mrbond_vdev_index(v: *const RawVdev) -> u32;
         pub(super) fn mrbond_vdev_port_event(v: *mut RawVdev, port: u32, active: bool);
@@ -302,11 +307,11 @@ pub(crate) fn notify_member(info: &BondInfo, slot: u32) {
 ///
 /// # Invariants
 ///
-/// The device is registered: a handle exists only between the `ib_client`
-/// `.add` and `.remove` callbacks for it, inside structures protected by the
-/// registry or bond locks, and `.remove` deletes every handle (under those
-/// locks) before it returns. Handles are never `Clone`; [`Self::duplicate`]
-/// makes the few copies the bond tables need, under the same rule.
+/// Every handle holds one registration reference of the device, so the
+/// device stays registered while it exists: the RDMA core's unregistration
+/// waits for the references after calling the `ib_client` `.remove`, which
+/// deletes every handle (under the registry and bond locks). A handle kept
+/// past `.remove` makes that unregistration wait, never a use after free.
 pub(crate) struct IbDevice {
     ptr: NonNull<RawIbDevice>,
 }
@@ -315,10 +320,33 @@ pub(crate) struct IbDevice {
 // by the locks that protect every handle, not by the thread that holds it.
 unsafe impl Send for IbDevice {}
 
+impl Drop for IbDevice {
+    fn drop(&mut self) {
+        // SAFETY: by the invariant this handle holds one reference.
+        unsafe { glue::mrbond_glue_ib_device_put(self.raw()) }
+    }
+}
+
 impl IbDevice {
-    /// Another handle to the same device, under the same invariant.
+    /// A handle of a device the core announced to our `ib_client` `.add`;
+    /// `None` if it is no longer registered.
+    ///
+    /// # Safety
+    ///
+    /// `ptr` must point to an `ib_device` the core has not freed: one it
+    /// passed to `.add`, before the matching `.remove` returned.
+    unsafe fn hold(ptr: NonNull<RawIbDevice>) -> Option<Self> {
+        // SAFETY: the caller guarantees the device is alive.
+        let held = unsafe { glue::mrbond_glue_ib_device_try_get(ptr.as_ptr()) };
+        // INVARIANT: the registration reference was just taken.
+        held.then_some(Self { ptr })
+    }
+
+    /// Another handle to the same device, with a reference of its own.
     pub(crate) fn duplicate(&self) -> Self {
-        // INVARIANT: stored only where `.remove` finds and deletes it.
+        // SAFETY: `self` holds a reference, so the count cannot be zero.
+        unsafe { glue::mrbond_glue_ib_device_get_more(self.raw()) };
+        // INVARIANT: the reference was just taken.
         Self { ptr: self.ptr }
     }
 
@@ -465,12 +493,6 @@ impl Vdev {
         core::ptr::eq(self.ptr.as_ptr(), raw)
     }
 
-    /// Reports PORT_ACTIVE or PORT_ERR on `port`.
-    pub(crate) fn port_event(&self, port: u32, active: bool) {
-        // SAFETY: the vdev is alive; dispatch works in any context.
-        unsafe { glue::mrbond_vdev_port_event(self.raw(), port, active) }
-    }
-
     /// Lets the verbs proxy create objects on `dev` in member `slot`.
     pub(crate) fn member_attach(&self, slot: u32, dev: &IbDevice) -> Result {
         // SAFETY: the vdev is alive; `dev` is registered (its invariant).
@@ -516,15 +538,19 @@ impl Vdev {
         to_result(unsafe { glue::mrbond_sysfs_member_add(self.raw(), slot, name.as_char_ptr()) })
     }
 
-    /// Removes `mrbond/members/<slot>`; waits for running show/store
-    /// callbacks, so never with the state lock held.
-    pub(crate) fn sysfs_member_del(&self, slot: u32) {
-        // SAFETY: the vdev is alive; removal is idempotent.
-        unsafe { glue::mrbond_sysfs_member_del(self.raw(), slot) }
-    }
 }
 
 impl Vdev {
+    /// A counted reference for the calls that must not run under the
+    /// bond's vdev lock.
+    pub(crate) fn hold(&self) -> VdevRef {
+        // SAFETY: by the type invariant the vdev is alive; the reference
+        // taken here is released by `VdevRef::drop`.
+        unsafe { glue::mrbond_vdev_hold(self.raw()) };
+        // INVARIANT: one device reference, taken just above.
+        VdevRef { ptr: self.ptr }
+    }
+
     /// Lets go of a vdev the RDMA core is unregistering on its own
     /// (`rdma link del`): called from its `.remove`, where unregistering
     /// again would deadlock.
@@ -550,6 +576,49 @@ impl Drop for Vdev {
             // SAFETY: never registered: free releases the bond reference.
             unsafe { glue::mrbond_vdev_free(self.raw()) };
         }
+    }
+}
+
+/// A counted reference to a vdev, taken under the bond's vdev lock and used
+/// without it: removing a member's sysfs directory waits for its running
+/// show/store callbacks, which may take that lock (a PFC store announces
+/// the member's quiescing). Only offers calls that stay safe on a vdev the
+/// RDMA core unregistered meanwhile.
+///
+/// # Invariants
+///
+/// `ptr` holds one device reference (`mrbond_vdev_hold`), dropped on drop.
+pub(crate) struct VdevRef {
+    ptr: NonNull<RawVdev>,
+}
+
+// SAFETY: a device reference may be dropped from any thread; the calls
+// below are internally synchronised.
+unsafe impl Send for VdevRef {}
+// SAFETY: every method takes `&self` and is safe to call concurrently.
+unsafe impl Sync for VdevRef {}
+
+impl VdevRef {
+    /// Removes `mrbond/members/<slot>`; waits for running show/store
+    /// callbacks. A no-op once the vdev's sysfs is gone.
+    pub(crate) fn sysfs_member_del(&self, slot: u32) {
+        // SAFETY: the reference keeps the vdev's memory; the sysfs pointers
+        // are cleared under the vdev's mutex by whoever removes them first.
+        unsafe { glue::mrbond_sysfs_member_del(self.ptr.as_ptr(), slot) }
+    }
+
+    /// Reports PORT_ACTIVE or PORT_ERR on `port`, if still registered.
+    pub(crate) fn port_event(&self, port: u32, active: bool) {
+        // SAFETY: the reference keeps the vdev's memory; the C side
+        // dispatches only under a registration reference.
+        unsafe { glue::mrbond_vdev_port_event(self.ptr.as_ptr(), port, active) }
+    }
+}
+
+impl Drop for VdevRef {
+    fn drop(&mut self) {
+        // SAFETY: by the invariant this handle holds one reference.
+        unsafe { glue::mrbond_vdev_unhold(self.ptr.as_ptr()) }
     }
 }
 
@@ -724,9 +793,9 @@ pub(crate) unsafe extern "C" fn mrbond_rs_ib_device_added(
     let reg = unsafe { registry(ctx) };
     from_result(|| {
         let ptr = NonNull::new(dev).ok_or(EINVAL)?;
-        // INVARIANT: the RDMA core keeps the device registered until
-        // `.remove`, which deletes every handle (registry::device_removed).
-        reg.device_added(IbDevice { ptr })?;
+        // SAFETY: the core passes a device inside its `.add` call.
+        let dev = unsafe { IbDevice::hold(ptr) }.ok_or(ENODEV)?;
+        reg.device_added(dev)?;
         Ok(0)
     })
 }

@@ -20,6 +20,7 @@
 #include <rdma/rdma_netlink.h>
 
 #include "rdma_mrbond_glue.h"
+#include "rdma_mrbond_inject.h"
 #include "rdma_mrbond_vdev.h"
 #include "mrbond_nl_gen.h"
 
@@ -132,6 +133,21 @@ static struct ib_client mrbond_client = {
 	.add = mrbond_client_add,
 	.remove = mrbond_client_remove,
 };
+
+bool mrbond_glue_ib_device_try_get(struct ib_device *dev)
+{
+	return ib_device_try_get(dev);
+}
+
+void mrbond_glue_ib_device_get_more(struct ib_device *dev)
+{
+	refcount_inc(&dev->refcount);
+}
+
+void mrbond_glue_ib_device_put(struct ib_device *dev)
+{
+	ib_device_put(dev);
+}
 
 const char *mrbond_glue_ib_device_name(const struct ib_device *dev)
 {
@@ -300,6 +316,15 @@ int mrbond_glue_netdev_name(u32 ifindex, char *name)
 
 static int mrbond_newlink(const char *ibdev_name, struct net_device *ndev)
 {
+	/*
+	 * The core found ndev in the caller's namespace; bonds and their
+	 * members are init_net objects, resolved there by ifindex.
+	 */
+	if (!net_eq(dev_net(ndev), &init_net)) {
+		pr_warn("rdma link add %s: %s is not in the initial network namespace, where rdma_mrbond bonds live\n",
+			ibdev_name, ndev->name);
+		return -EOPNOTSUPP;
+	}
 	return mrbond_rs_link_new(mrbond_ctx, ibdev_name, ndev->ifindex);
 }
 
@@ -316,9 +341,12 @@ int mrbond_glue_init(void *ctx)
 
 	mrbond_ctx = ctx;
 	mrbond_netlink_set_ctx(ctx);
+	mrbond_inject_init();
 	mrbond_wq = alloc_ordered_workqueue("rdma_mrbond", 0);
-	if (!mrbond_wq)
+	if (!mrbond_wq) {
+		mrbond_inject_exit();
 		return -ENOMEM;
+	}
 	INIT_DELAYED_WORK(&mrbond_eval_work, mrbond_eval_fn);
 
 	err = ib_register_client(&mrbond_client);
@@ -340,6 +368,7 @@ err_client:
 err_wq:
 	cancel_delayed_work_sync(&mrbond_eval_work);
 	destroy_workqueue(mrbond_wq);
+	mrbond_inject_exit();
 	return err;
 }
 
@@ -360,6 +389,7 @@ void mrbond_glue_exit(void)
 	/* Both may have kicked the work once more. */
 	cancel_delayed_work_sync(&mrbond_eval_work);
 	destroy_workqueue(mrbond_wq);
+	mrbond_inject_exit();
 }
 
 MODULE_ALIAS_RDMA_LINK("mrbond");

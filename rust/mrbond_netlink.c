@@ -11,6 +11,7 @@
 
 #include <linux/slab.h>
 #include <net/genetlink.h>
+#include <net/sock.h>
 #include <net/netlink.h>
 
 #include "rdma_mrbond_glue.h"
@@ -129,16 +130,29 @@ int mrbond_nl_finish(struct genl_info *info, int err, const char *extack)
 	return err;
 }
 
+int mrbond_nl_check_net(struct net *net, struct netlink_ext_ack *extack)
+{
+	if (net_eq(net, &init_net))
+		return 0;
+	NL_SET_ERR_MSG(extack,
+		       "rdma_mrbond bonds live in the initial network namespace");
+	return -EOPNOTSUPP;
+}
+
 typedef int (*mrbond_rs_request)(void *ctx, const struct mrbond_bond_spec *spec,
 				 const char **extack);
 
 static int mrbond_simple_request(struct genl_info *info, u32 maxattr,
 				 mrbond_rs_request fn)
 {
-	struct mrbond_bond_spec *spec = mrbond_parse_spec(info, maxattr, true);
+	struct mrbond_bond_spec *spec;
 	const char *extack = NULL;
 	int err;
 
+	err = mrbond_nl_check_net(genl_info_net(info), info->extack);
+	if (err)
+		return err;
+	spec = mrbond_parse_spec(info, maxattr, true);
 	if (IS_ERR(spec))
 		return PTR_ERR(spec);
 	err = fn(mrbond_nl_ctx, spec, &extack);
@@ -207,6 +221,9 @@ int rdma_mrbond_nl_bond_get_doit(struct sk_buff *skb, struct genl_info *info)
 	void *hdr;
 	int err;
 
+	err = mrbond_nl_check_net(genl_info_net(info), info->extack);
+	if (err)
+		return err;
 	if (GENL_REQ_ATTR_CHECK(info, RDMA_MRBOND_A_BOND_NAME))
 		return -EINVAL;
 	nla_strscpy(name, info->attrs[RDMA_MRBOND_A_BOND_NAME], sizeof(name));
@@ -249,6 +266,9 @@ int rdma_mrbond_nl_bond_get_dumpit(struct sk_buff *skb,
 	int err = 0;
 
 	NL_ASSERT_DUMP_CTX_FITS(struct mrbond_dump_ctx);
+	err = mrbond_nl_check_net(sock_net(cb->skb->sk), cb->extack);
+	if (err)
+		return err;
 	b = kzalloc(sizeof(*b), GFP_KERNEL);
 	if (!b)
 		return -ENOMEM;
@@ -276,14 +296,17 @@ int rdma_mrbond_nl_bond_get_dumpit(struct sk_buff *skb,
 
 int rdma_mrbond_nl_bond_new_doit(struct sk_buff *skb, struct genl_info *info)
 {
-	struct mrbond_bond_spec *spec =
-		mrbond_parse_spec(info, RDMA_MRBOND_A_BOND_MEMBER, false);
+	struct mrbond_bond_spec *spec;
 	struct mrbond_bond_info *b;
 	const char *extack = NULL;
 	struct sk_buff *msg;
 	void *hdr;
 	int err;
 
+	err = mrbond_nl_check_net(genl_info_net(info), info->extack);
+	if (err)
+		return err;
+	spec = mrbond_parse_spec(info, RDMA_MRBOND_A_BOND_MEMBER, false);
 	if (IS_ERR(spec))
 		return PTR_ERR(spec);
 	b = kzalloc(sizeof(*b), GFP_KERNEL);

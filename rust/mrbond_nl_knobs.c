@@ -27,6 +27,9 @@ int rdma_mrbond_nl_ecn_set_doit(struct sk_buff *skb, struct genl_info *info)
 	const char *extack = NULL;
 	int err, i;
 
+	err = mrbond_nl_check_net(genl_info_net(info), info->extack);
+	if (err)
+		return err;
 	if (GENL_REQ_ATTR_CHECK(info, RDMA_MRBOND_A_BOND_NAME) ||
 	    GENL_REQ_ATTR_CHECK(info, RDMA_MRBOND_A_BOND_ECN))
 		return -EINVAL;
@@ -71,6 +74,9 @@ int rdma_mrbond_nl_pfc_set_doit(struct sk_buff *skb, struct genl_info *info)
 	const char *extack = NULL;
 	int err;
 
+	err = mrbond_nl_check_net(genl_info_net(info), info->extack);
+	if (err)
+		return err;
 	if (GENL_REQ_ATTR_CHECK(info, RDMA_MRBOND_A_BOND_NAME))
 		return -EINVAL;
 	spec = kzalloc(sizeof(*spec), GFP_KERNEL);

@@ -326,10 +326,10 @@ static void mrbond_dealloc_driver(struct ib_device *ibdev)
 	void *bond;
 	int i;
 
+	/* Nothing is added from here on. */
 	mutex_lock(&v->lock);
 	bond = v->dead ? NULL : v->bond;
 	v->dead = true;
-	v->bond = NULL;
 	mutex_unlock(&v->lock);
 
 	/*
@@ -337,11 +337,20 @@ static void mrbond_dealloc_driver(struct ib_device *ibdev)
 	 * now), but it may still be returning: wait, its code is ours.
 	 */
 	flush_work(&v->rescan_work);
-	/* Our kobjects pin the device: drop them before its last put. */
+	/*
+	 * Our kobjects pin the device: drop them before its last put. Their
+	 * running show/store still read v->bond: it goes only after them.
+	 */
 	mrbond_sysfs_del(v);
+	mutex_lock(&v->lock);
+	v->bond = NULL;
+	mutex_unlock(&v->lock);
 	/* Queued MADs go out first; the agents then flush what is in flight. */
 	if (v->gsi_wq)
 		destroy_workqueue(v->gsi_wq);
+	/* Every CQ and QP is gone, and with them their callbacks' work. */
+	if (v->cb_wq)
+		destroy_workqueue(v->cb_wq);
 	mutex_lock(&v->objs_lock);
 	for (i = 0; i < MRBOND_MAX_MEMBERS; i++)
 		mrbond_gsi_member_detach(v, i);
@@ -350,6 +359,7 @@ static void mrbond_dealloc_driver(struct ib_device *ibdev)
 	WARN_ON(!xa_empty(&v->mr_index));
 	xa_destroy(&v->mr_index);
 	xa_destroy(&v->qpns);
+	xa_destroy(&v->qp_ids);
 	if (bond)
 		mrbond_rs_vdev_release(bond);
 }
@@ -431,6 +441,7 @@ struct mrbond_vdev *mrbond_vdev_alloc(void *bond, u32 nports, u64 node_guid)
 	INIT_LIST_HEAD(&v->mrs);
 	xa_init_flags(&v->mr_index, XA_FLAGS_ALLOC);
 	xa_init(&v->qpns);
+	xa_init_flags(&v->qp_ids, XA_FLAGS_ALLOC1);
 	v->ibdev.local_dma_lkey = MRBOND_LOCAL_DMA_LKEY;
 	for (i = 0; i < MRBOND_MAX_MEMBERS; i++) {
 		v->member[i].v = v;
@@ -438,7 +449,8 @@ struct mrbond_vdev *mrbond_vdev_alloc(void *bond, u32 nports, u64 node_guid)
 	}
 	spin_lock_init(&v->gsi_lock);
 	v->gsi_wq = alloc_ordered_workqueue("mrbond_gsi", WQ_MEM_RECLAIM);
-	if (!v->gsi_wq) {
+	v->cb_wq = alloc_ordered_workqueue("mrbond_cb", WQ_MEM_RECLAIM);
+	if (!v->gsi_wq || !v->cb_wq) {
 		/* Never registered: the core frees it, .dealloc_driver runs. */
 		v->bond = NULL;
 		v->dead = true;
@@ -687,6 +699,16 @@ void mrbond_vdev_put(struct mrbond_vdev *v)
 		return;
 	}
 	v->registered = false;
+	put_device(&v->ibdev.dev);
+}
+
+void mrbond_vdev_hold(struct mrbond_vdev *v)
+{
+	get_device(&v->ibdev.dev);
+}
+
+void mrbond_vdev_unhold(struct mrbond_vdev *v)
+{
 	put_device(&v->ibdev.dev);
 }
 

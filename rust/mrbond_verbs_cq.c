@@ -18,6 +18,11 @@
 
 #include "rdma_mrbond_verbs_priv.h"
 
+static void mrbond_cq_kick_work(struct work_struct *work)
+{
+	mrbond_cq_kick(container_of(work, struct mrbond_cq, kick_work));
+}
+
 int mrbond_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		     struct uverbs_attr_bundle *attrs)
 {
@@ -44,6 +49,7 @@ int mrbond_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	ibcq->cqe = attr->cqe;
 	spin_lock_init(&cq->poll_lock);
 	spin_lock_init(&cq->swq_lock);
+	INIT_WORK(&cq->kick_work, mrbond_cq_kick_work);
 
 	mutex_lock(&v->objs_lock);
 	list_add_tail(&cq->node, &v->cqs);
@@ -58,6 +64,7 @@ int mrbond_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 	int m;
 
 	/* The core only gets here once no QP uses the CQ. */
+	cancel_work_sync(&cq->kick_work);
 	mutex_lock(&v->objs_lock);
 	list_del(&cq->node);
 	for (m = 0; m < MRBOND_MAX_MEMBERS; m++) {
@@ -131,6 +138,7 @@ static int mrbond_swq_pop(struct mrbond_cq *cq, struct ib_wc *wc, int n)
 
 int mrbond_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
 {
+	struct mrbond_vdev *v = mrbond_vdev_of(ibcq->device);
 	struct mrbond_cq *cq = to_mrbond_cq(ibcq);
 	unsigned long flags;
 	int got, i, j, n, kept;
@@ -145,7 +153,7 @@ int mrbond_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
 		n = ib_poll_cq(cq->member[m], num_entries - got, wc + got);
 		for (j = 0, kept = 0; j < n; j++) {
 			/* Completions of WRs already flushed are dropped. */
-			if (!mrbond_wc_translate(&wc[got + j]))
+			if (!mrbond_wc_translate(v, &wc[got + j]))
 				continue;
 			if (kept != j)
 				wc[got + kept] = wc[got + j];
@@ -219,12 +227,55 @@ bool mrbond_cq_push_flush(struct mrbond_cq *cq, struct mrbond_qp *qp,
 /*
  * Tells the CQ's consumer there is something to poll, if it armed the CQ:
  * an arm is good for one callback, and a consumer that never arms (an
- * IB_POLL_DIRECT CQ) must get none. No QP lock held.
+ * IB_POLL_DIRECT CQ) must get none. From a member's completion callback,
+ * as a hardware CQ would, or from cb_wq; never with a bond lock held.
  */
 void mrbond_cq_kick(struct mrbond_cq *cq)
 {
 	if (xchg(&cq->armed, false) && cq->ibcq.comp_handler)
 		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
+}
+
+/*
+ * qp is being destroyed (its id already erased): once this returns, no
+ * poll of cq still translates a completion of it, and the synthesised ones
+ * queued for it are gone, so that no ULP sees a completion of a QP it
+ * destroyed. The ULP destroys only after its QP's WRs are done with
+ * (drained or abandoned), so nothing it waits for is dropped.
+ */
+void mrbond_cq_forget_qp(struct mrbond_cq *cq, struct mrbond_qp *qp)
+{
+	unsigned long flags;
+	u32 i, kept;
+
+	spin_lock_irqsave(&cq->poll_lock, flags);
+	spin_lock(&cq->swq_lock);
+	for (i = cq->swq_tail, kept = cq->swq_tail; i != cq->swq_head; i++) {
+		struct ib_wc *wc = &cq->swq[i & cq->swq_mask];
+
+		if (wc->qp == &qp->ibqp)
+			continue;
+		if (kept != i)
+			cq->swq[kept & cq->swq_mask] = *wc;
+		kept++;
+	}
+	cq->swq_head = kept;
+	spin_unlock(&cq->swq_lock);
+	spin_unlock_irqrestore(&cq->poll_lock, flags);
+}
+
+/*
+ * The same for completions the vdev queued itself, from wherever it did
+ * (a post of the ULP's, a detach under objs_lock, the GSI proxy under a
+ * spinlock): the callback runs from cb_wq, never re-entering the ULP from
+ * its own post nor under a bond lock. Any context.
+ */
+void mrbond_cq_kick_later(struct mrbond_cq *cq)
+{
+	struct mrbond_vdev *v = mrbond_vdev_of(cq->ibcq.device);
+
+	if (READ_ONCE(cq->armed))
+		queue_work(v->cb_wq, &cq->kick_work);
 }
 
 /*

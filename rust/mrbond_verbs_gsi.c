@@ -31,6 +31,7 @@
 #include <rdma/ibta_vol1_c12.h>
 #include <rdma/rdma_cm.h>
 
+#include "rdma_mrbond_inject.h"
 #include "rdma_mrbond_verbs_priv.h"
 
 static ushort cm_ports[MRBOND_CM_PORTS_MAX] = { 4420 };
@@ -118,7 +119,7 @@ static void mrbond_gsi_complete(struct mrbond_vdev *v, u32 port,
 		if (!recv)
 			atomic_dec(&qp->gsi_sends);
 		if (mrbond_cq_push(cq, wc))
-			mrbond_cq_kick(cq);
+			mrbond_cq_kick_later(cq);
 	}
 	spin_unlock_irqrestore(&v->gsi_lock, flags);
 }
@@ -205,6 +206,12 @@ static void mrbond_gsi_send_work(struct work_struct *work)
 	mgid = mrbond_member_av(v, member, &job->ah, &mav);
 	if (IS_ERR(mgid)) {
 		ret = PTR_ERR(mgid);
+		goto fail;
+	}
+	/* objs_lock may have been dropped: is the agent still there? */
+	if (v->member[member].mad_agent != agent) {
+		rdma_put_gid_attr(mgid);
+		ret = -ENETDOWN;
 		goto fail;
 	}
 	mah = rdma_create_ah(agent->qp->pd, &mav, RDMA_CREATE_AH_SLEEPABLE);
@@ -423,7 +430,7 @@ void mrbond_gsi_member_attach(struct mrbond_vdev *v, u32 slot)
 	struct mrbond_member_slot *m = &v->member[slot];
 	struct ib_mad_agent *agent;
 	struct ib_cm_id *id;
-	int i;
+	int i, ret;
 
 	lockdep_assert_held(&v->objs_lock);
 	agent = ib_register_mad_agent(m->dev, m->port, IB_QPT_GSI, NULL, 0,
@@ -436,15 +443,27 @@ void mrbond_gsi_member_attach(struct mrbond_vdev *v, u32 slot)
 	}
 	m->mad_agent = agent;
 	for (i = 0; i < cm_ports_count && i < MRBOND_CM_PORTS_MAX; i++) {
-		id = ib_cm_insert_listen(m->dev, mrbond_gsi_member_req,
-					 mrbond_service_id(cm_ports[i]));
+		/*
+		 * The context is set before the listen: a REQ may arrive the
+		 * moment it is live (peers reconnect as members rejoin). A
+		 * listener of our own: ib_cm_insert_listen() would share one
+		 * between bonds and overwrite its context.
+		 */
+		id = ib_create_cm_id(m->dev, mrbond_gsi_member_req, m);
 		if (IS_ERR(id)) {
-			pr_warn("%s: cannot take REQs for port %u from %s (%ld): a wildcard rdma_cm listener there?\n",
+			ret = PTR_ERR(id);
+		} else {
+			ret = ib_cm_listen(id, mrbond_service_id(cm_ports[i]));
+			if (ret)
+				ib_destroy_cm_id(id);
+		}
+		if (ret) {
+			pr_warn("%s: cannot take REQs for port %u from %s (%d): a wildcard rdma_cm listener there?\n",
 				dev_name(&v->ibdev.dev), cm_ports[i],
-				dev_name(&m->dev->dev), PTR_ERR(id));
+				dev_name(&m->dev->dev), ret);
 			continue;
 		}
-		id->context = m;
+		mrbond_inject(MRBOND_INJECT_CM_LISTEN);
 		m->listen[i] = id;
 	}
 }

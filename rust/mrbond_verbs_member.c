@@ -13,6 +13,7 @@
 #include <linux/ktime.h>
 #include <rdma/ib_verbs.h>
 
+#include "rdma_mrbond_inject.h"
 #include "rdma_mrbond_verbs_priv.h"
 
 int mrbond_vdev_member_attach(struct mrbond_vdev *v, u32 slot,
@@ -22,6 +23,8 @@ int mrbond_vdev_member_attach(struct mrbond_vdev *v, u32 slot,
 
 	if (slot >= MRBOND_MAX_MEMBERS)
 		return -EINVAL;
+	if (mrbond_inject_fail(MRBOND_INJECT_ATTACH_FAIL))
+		return -EIO;
 	/*
 	 * ULPs map their buffers with the vdev, which has no DMA device: the
 	 * addresses are kernel virtual ones, right only for software members.
@@ -106,10 +109,13 @@ void mrbond_vdev_member_detach(struct mrbond_vdev *v, u32 slot)
 		spin_lock_irqsave(&qp->lock, flags);
 		mqp = qp->mqp;
 		qp->mqp = NULL;
+		qp->detaching = mqp != NULL;
 		qp->state = IB_QPS_ERR;
 		spin_unlock_irqrestore(&qp->lock, flags);
 		if (!mqp)
 			continue;
+		/* Posts arriving now queue behind the member's WRs. */
+		mrbond_inject(MRBOND_INJECT_DETACH_QP);
 		ib_destroy_qp(mqp);
 		atomic_dec(&v->member[slot].qps);
 		mrbond_qp_flush_all(qp);
@@ -126,7 +132,7 @@ void mrbond_vdev_member_detach(struct mrbond_vdev *v, u32 slot)
 
 	/* Consumers learn of the flushes, then that the QPs are dead. */
 	list_for_each_entry(cq, &v->cqs, node)
-		mrbond_cq_kick(cq);
+		mrbond_cq_kick_later(cq);
 	list_for_each_entry(qp, &v->qps, node) {
 		if (qp->member == slot)
 			mrbond_qp_fatal(qp);

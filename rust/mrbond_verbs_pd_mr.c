@@ -17,6 +17,7 @@
 #include <linux/xarray.h>
 #include <rdma/ib_verbs.h>
 
+#include "rdma_mrbond_inject.h"
 #include "rdma_mrbond_verbs_priv.h"
 
 int mrbond_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
@@ -235,15 +236,26 @@ int mrbond_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 		     unsigned int *sg_offset)
 {
 	struct mrbond_mr *mr = to_mrbond_mr(ibmr);
-	struct ib_mr *mmr = READ_ONCE(mr->mmr);
-	int n;
+	struct ib_mr *mmr;
+	int n = 0;
 
+	/*
+	 * A detach deregisters the member MR after synchronize_rcu(): hold
+	 * the read side from reading mmr until the member is done with it.
+	 * Mapping does not sleep (ULPs map from blk-mq's queue_rq).
+	 */
+	rcu_read_lock();
+	mmr = READ_ONCE(mr->mmr);
+	if (mmr) {
+		mrbond_inject_atomic(MRBOND_INJECT_MAP_MR_SG);
+		n = ib_map_mr_sg(mmr, sg, sg_nents, sg_offset, ibmr->page_size);
+		ibmr->iova = mmr->iova;
+		ibmr->length = mmr->length;
+	}
+	rcu_read_unlock();
 	if (!mmr)
 		return ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset,
 				      mrbond_orphan_set_page);
-	n = ib_map_mr_sg(mmr, sg, sg_nents, sg_offset, ibmr->page_size);
-	ibmr->iova = mmr->iova;
-	ibmr->length = mmr->length;
 	return n;
 }
 

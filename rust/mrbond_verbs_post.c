@@ -41,14 +41,43 @@ static u8 mrbond_wc_opcode(enum ib_wr_opcode op)
 	}
 }
 
-/* Completes the WR at the ring's head with a flush at once. */
-static void mrbond_flush_now(struct mrbond_vdev *v, struct mrbond_qp *qp,
-			     struct mrbond_ring *r, struct mrbond_cq *cq)
+/*
+ * Completes every WR of the ring with a flush, oldest first: the WRs the
+ * member QP held when it went away and the ones posted since. Under
+ * qp->lock.
+ */
+static void mrbond_ring_flush(struct mrbond_vdev *v, struct mrbond_qp *qp,
+			      struct mrbond_ring *r, struct mrbond_cq *cq)
 {
-	if (mrbond_cq_push_flush(cq, qp, &r->slot[r->head & r->mask]))
-		atomic64_inc(&v->member[qp->member].flushed);
+	struct mrbond_member_slot *m = &v->member[qp->member];
+	u64 n = 0, pushed = 0;
+
+	for (; r->tail != r->head; r->tail++, n++) {
+		if (mrbond_cq_push_flush(cq, qp, &r->slot[r->tail & r->mask]))
+			pushed++;
+	}
+	atomic_sub(n, &m->outstanding);
+	atomic64_add(pushed, &m->flushed);
+}
+
+/*
+ * A post to a QP whose member QP is gone: the WR is accepted and takes its
+ * place in the ring. While a detach still destroys the member QP, the
+ * detach flushes it with the WRs before it; after, it is flushed now,
+ * with any WR still ahead of it, so that every WR completes exactly once
+ * and in order whatever the interleaving. Under qp->lock.
+ */
+static void mrbond_post_without_member(struct mrbond_vdev *v,
+				       struct mrbond_qp *qp,
+				       struct mrbond_ring *r,
+				       struct mrbond_cq *cq, bool *kick)
+{
 	r->head++;
-	r->tail = r->head;
+	atomic_inc(&v->member[qp->member].outstanding);
+	if (qp->detaching)
+		return;
+	mrbond_ring_flush(v, qp, r, cq);
+	*kick = true;
 }
 
 static int mrbond_copy_sges(struct mrbond_vdev *v, struct mrbond_qp *qp,
@@ -101,6 +130,13 @@ static int mrbond_translate_send(struct mrbond_vdev *v, struct mrbond_qp *qp,
 		mr = mrbond_mr_on_member(v, qp, reg_wr(wr)->mr);
 		if (!mr)
 			return -EINVAL;
+		/*
+		 * The ULP may move the window after map_mr_sg (rpcrdma sets
+		 * ibmr->iova); members read their own MR's at the post.
+		 */
+		mr->mmr->iova = mr->ibmr.iova;
+		mr->mmr->length = mr->ibmr.length;
+		mr->mmr->page_size = mr->ibmr.page_size;
 		m->reg = *reg_wr(wr);
 		m->reg.mr = mr->mmr;
 		/* Only the key byte is the ULP's; the index is the member's. */
@@ -137,15 +173,13 @@ static int mrbond_post_one_send(struct mrbond_vdev *v, struct mrbond_qp *qp,
 	s->opcode = mrbond_wc_opcode(wr->opcode);
 	s->signaled = qp->sig_all || (wr->send_flags & IB_SEND_SIGNALED);
 	if (!qp->mqp) {
-		/* Posts after the member is gone complete with a flush. */
-		mrbond_flush_now(v, qp, r, qp->scq);
-		*kick = true;
+		mrbond_post_without_member(v, qp, r, qp->scq, kick);
 		return 0;
 	}
 	ret = mrbond_translate_send(v, qp, wr, &m, sge);
 	if (ret)
 		return ret;
-	m.wr.wr_id = r->head;
+	m.wr.wr_id = mrbond_wrid(qp->id, r->head, false);
 	ret = ib_post_send(qp->mqp, &m.wr, &bad);
 	if (ret)
 		return ret;
@@ -181,7 +215,7 @@ int mrbond_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	}
 	spin_unlock_irqrestore(&qp->lock, flags);
 	if (kick)
-		mrbond_cq_kick(qp->scq);
+		mrbond_cq_kick_later(qp->scq);
 	return ret;
 }
 
@@ -204,8 +238,7 @@ static int mrbond_post_one_recv(struct mrbond_vdev *v, struct mrbond_qp *qp,
 	s->opcode = IB_WC_RECV;
 	s->signaled = true;
 	if (!qp->mqp) {
-		mrbond_flush_now(v, qp, r, qp->rcq);
-		*kick = true;
+		mrbond_post_without_member(v, qp, r, qp->rcq, kick);
 		return 0;
 	}
 	ret = mrbond_copy_sges(v, qp, sge, wr->sg_list, wr->num_sge, false);
@@ -214,7 +247,7 @@ static int mrbond_post_one_recv(struct mrbond_vdev *v, struct mrbond_qp *qp,
 	m = *wr;
 	m.sg_list = sge;
 	m.next = NULL;
-	m.wr_id = r->head | MRBOND_WRID_RECV;
+	m.wr_id = mrbond_wrid(qp->id, r->head, true);
 	ret = ib_post_recv(qp->mqp, &m, &bad);
 	if (ret)
 		return ret;
@@ -245,27 +278,32 @@ int mrbond_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	}
 	spin_unlock_irqrestore(&qp->lock, flags);
 	if (kick)
-		mrbond_cq_kick(qp->rcq);
+		mrbond_cq_kick_later(qp->rcq);
 	return ret;
 }
 
 /*
  * A member completion, made the vdev's: the vdev QP, the ULP's wr_id. A
  * send completion also retires the unsignaled WRs before it (a send queue
- * completes in order). False for a WR already flushed by the vdev, which
- * must not complete twice. Under the CQ's poll_lock.
+ * completes in order). False for a completion of a QP destroyed meanwhile
+ * or of a WR already flushed by the vdev, which must not complete twice.
+ * Under the CQ's poll_lock, which destroy_qp passes after erasing the id.
  */
-bool mrbond_wc_translate(struct ib_wc *wc)
+bool mrbond_wc_translate(struct mrbond_vdev *v, struct ib_wc *wc)
 {
-	struct mrbond_qp *qp = wc->qp->qp_context;
-	struct mrbond_vdev *v = mrbond_vdev_of(qp->ibqp.device);
 	bool recv = wc->wr_id & MRBOND_WRID_RECV;
-	u64 seq = wc->wr_id & ~MRBOND_WRID_RECV;
-	struct mrbond_ring *r = recv ? &qp->rq : &qp->sq;
-	u64 retired;
+	u32 id = (wc->wr_id & ~MRBOND_WRID_RECV) >> MRBOND_WRID_SEQ_BITS;
+	struct mrbond_qp *qp = xa_load(&v->qp_ids, id);
+	struct mrbond_ring *r;
+	u64 seq, retired;
 
+	if (!qp)
+		return false;
+	r = recv ? &qp->rq : &qp->sq;
 	spin_lock(&qp->lock);
-	if (seq < r->tail || seq >= r->head) {
+	/* At most 2^40 WRs outstanding: the sequence, at or past the tail. */
+	seq = r->tail + ((wc->wr_id - r->tail) & MRBOND_WRID_SEQ_MASK);
+	if (seq >= r->head) {
 		spin_unlock(&qp->lock);
 		return false;
 	}
@@ -282,31 +320,18 @@ bool mrbond_wc_translate(struct ib_wc *wc)
 }
 
 /*
- * The member QP is gone: every WR still in the rings completes now with a
- * flush, in ring order, through the QP's CQs. Under objs_lock; the caller
- * kicks the CQs.
+ * The member QP is destroyed: every WR still in the rings, including those
+ * posted while it was being destroyed, completes now with a flush, in ring
+ * order, through the QP's CQs. Under objs_lock; the caller kicks the CQs.
  */
 void mrbond_qp_flush_all(struct mrbond_qp *qp)
 {
 	struct mrbond_vdev *v = mrbond_vdev_of(qp->ibqp.device);
-	struct mrbond_member_slot *m = &v->member[qp->member];
-	struct mrbond_ring *rings[] = { &qp->sq, &qp->rq };
-	struct mrbond_cq *cqs[] = { qp->scq, qp->rcq };
 	unsigned long flags;
-	u64 n = 0, pushed = 0;
-	int i;
 
 	spin_lock_irqsave(&qp->lock, flags);
-	for (i = 0; i < ARRAY_SIZE(rings); i++) {
-		struct mrbond_ring *r = rings[i];
-
-		for (; r->tail != r->head; r->tail++, n++) {
-			if (mrbond_cq_push_flush(cqs[i], qp,
-						 &r->slot[r->tail & r->mask]))
-				pushed++;
-		}
-	}
+	mrbond_ring_flush(v, qp, &qp->sq, qp->scq);
+	mrbond_ring_flush(v, qp, &qp->rq, qp->rcq);
+	qp->detaching = false;
 	spin_unlock_irqrestore(&qp->lock, flags);
-	atomic_sub(n, &m->outstanding);
-	atomic64_add(pushed, &m->flushed);
 }

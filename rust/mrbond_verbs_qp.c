@@ -25,9 +25,6 @@
 #include "rdma_mrbond_knobs.h"
 #include "rdma_mrbond_verbs_priv.h"
 
-/* Member QPs created before one gets a QPN free on the vdev. */
-#define MRBOND_QPN_TRIES	8
-
 static void mrbond_member_qp_event(struct ib_event *mev, void *ctx)
 {
 	struct mrbond_qp *qp = ctx;
@@ -41,20 +38,32 @@ static void mrbond_member_qp_event(struct ib_event *mev, void *ctx)
 		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
 }
 
-/* Sends IB_EVENT_QP_FATAL once: the member QP is in error or gone. */
-void mrbond_qp_fatal(struct mrbond_qp *qp)
+static void mrbond_qp_fatal_work(struct work_struct *work)
 {
+	struct mrbond_qp *qp = container_of(work, struct mrbond_qp, fatal_work);
 	struct ib_event ev = {
 		.device = qp->ibqp.device,
 		.element.qp = &qp->ibqp,
 		.event = IB_EVENT_QP_FATAL,
 	};
 
+	if (qp->ibqp.event_handler)
+		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
+}
+
+/*
+ * Sends IB_EVENT_QP_FATAL once: the member QP is in error or gone. From
+ * cb_wq, after the flushes queued before it are announced, with no bond
+ * lock held. Under objs_lock (which orders it against destroy_qp).
+ */
+void mrbond_qp_fatal(struct mrbond_qp *qp)
+{
+	struct mrbond_vdev *v = mrbond_vdev_of(qp->ibqp.device);
+
 	if (qp->failed)
 		return;
 	qp->failed = true;
-	if (qp->ibqp.event_handler)
-		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
+	queue_work(v->cb_wq, &qp->fatal_work);
 }
 
 /* Records qpn as qp's, unless it is live or quarantined. Under objs_lock. */
@@ -79,20 +88,49 @@ static void mrbond_qpn_quarantine(struct mrbond_vdev *v, u32 qpn)
 }
 
 /*
- * A member QP whose QPN is free on the vdev: colliding ones are kept until
- * a free one comes, so that the member does not hand the same QPN back.
+ * Drops the quarantined QPNs whose time is up and counts the entries left:
+ * live QPs and fresh quarantines, the QPNs a new member QP can collide
+ * with. Under objs_lock.
+ */
+static unsigned long mrbond_qpns_prune(struct mrbond_vdev *v)
+{
+	unsigned long qpn, n = 0;
+	void *entry;
+
+	lockdep_assert_held(&v->objs_lock);
+	xa_for_each(&v->qpns, qpn, entry) {
+		if (xa_is_value(entry) &&
+		    !time_before(jiffies, (unsigned long)xa_to_value(entry))) {
+			xa_erase(&v->qpns, qpn);
+			continue;
+		}
+		n++;
+	}
+	return n;
+}
+
+/*
+ * A member QP whose QPN is free on the vdev. Members hand out the same
+ * QPN sequence, so after any imbalance a member's next QPNs may all be
+ * taken: colliding QPs are kept until a free QPN comes, so that the member
+ * does not hand the same QPN back. A member can collide at most once per
+ * QPN the vdev holds, which bounds the tries: creation never fails for
+ * want of a QPN while the member can still create QPs.
  */
 static struct ib_qp *mrbond_member_qp_create(struct mrbond_vdev *v,
 					     struct mrbond_qp *qp,
 					     struct ib_pd *mpd,
 					     struct ib_qp_init_attr *minit)
 {
-	struct ib_qp *taken[MRBOND_QPN_TRIES];
+	unsigned long tries = mrbond_qpns_prune(v) + 1, n = 0;
 	struct ib_qp_init_attr attr;
 	struct ib_qp *mqp = ERR_PTR(-EBUSY);
-	int i, n = 0;
+	struct ib_qp **taken;
 
-	for (i = 0; i < MRBOND_QPN_TRIES; i++) {
+	taken = kvmalloc_array(tries, sizeof(*taken), GFP_KERNEL);
+	if (!taken)
+		return ERR_PTR(-ENOMEM);
+	while (n < tries) {
 		attr = *minit;
 		mqp = ib_create_qp(mpd, &attr);
 		if (IS_ERR(mqp))
@@ -107,6 +145,7 @@ static struct ib_qp *mrbond_member_qp_create(struct mrbond_vdev *v,
 	}
 	while (n--)
 		ib_destroy_qp(taken[n]);
+	kvfree(taken);
 	return mqp;
 }
 
@@ -130,6 +169,7 @@ static int mrbond_create_gsi_qp(struct mrbond_vdev *v, struct mrbond_qp *qp,
 	int ret;
 
 	spin_lock_init(&qp->lock);
+	INIT_WORK(&qp->fatal_work, mrbond_qp_fatal_work);
 	qp->member = -1;
 	qp->scq = to_mrbond_cq(init->send_cq);
 	qp->rcq = to_mrbond_cq(init->recv_cq);
@@ -178,6 +218,7 @@ int mrbond_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		return -EINVAL;
 
 	spin_lock_init(&qp->lock);
+	INIT_WORK(&qp->fatal_work, mrbond_qp_fatal_work);
 	qp->member = member;
 	qp->scq = to_mrbond_cq(init->send_cq);
 	qp->rcq = to_mrbond_cq(init->recv_cq);
@@ -190,19 +231,27 @@ int mrbond_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		ret = -ENETDOWN;
 		goto err_unlock;
 	}
+	/* Reserved now, published once the QP is complete. */
+	ret = xa_alloc_cyclic(&v->qp_ids, &qp->id, NULL,
+			      XA_LIMIT(1, MRBOND_QP_ID_MAX), &v->next_qp_id,
+			      GFP_KERNEL);
+	if (ret < 0)
+		goto err_unlock;
 	mpd = mrbond_member_pd(pd, member);
 	if (IS_ERR(mpd)) {
 		ret = PTR_ERR(mpd);
-		goto err_unlock;
+		goto err_id;
 	}
 	mscq = mrbond_member_cq(qp->scq, member, dev);
 	mrcq = IS_ERR(mscq) ? mscq : mrbond_member_cq(qp->rcq, member, dev);
 	if (IS_ERR(mrcq)) {
 		ret = PTR_ERR(mrcq);
-		goto err_unlock;
+		goto err_id;
 	}
 
 	minit = *init;
+	/* init->port_num is the vdev's port; the member has its own. */
+	minit.port_num = v->member[member].port;
 	minit.send_cq = mscq;
 	minit.recv_cq = mrcq;
 	minit.qp_context = qp;
@@ -212,7 +261,7 @@ int mrbond_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	mqp = mrbond_member_qp_create(v, qp, mpd, &minit);
 	if (IS_ERR(mqp)) {
 		ret = PTR_ERR(mqp);
-		goto err_unlock;
+		goto err_id;
 	}
 	/* One more slot than WRs: a ring never looks empty when full. */
 	ret = mrbond_ring_init(&qp->sq, minit.cap.max_send_wr + 1);
@@ -233,6 +282,8 @@ int mrbond_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	pd->hint_task = current;
 	atomic_inc(&v->member[member].qps);
 	list_add_tail(&qp->node, &v->qps);
+	/* The reserved slot needs no allocation. */
+	xa_store(&v->qp_ids, qp->id, qp, GFP_KERNEL);
 	mutex_unlock(&v->objs_lock);
 	return 0;
 
@@ -240,6 +291,8 @@ err_qp:
 	kfree(qp->sq.slot);
 	xa_erase(&v->qpns, mqp->qp_num);
 	ib_destroy_qp(mqp);
+err_id:
+	xa_erase(&v->qp_ids, qp->id);
 err_unlock:
 	mutex_unlock(&v->objs_lock);
 	return ret;
@@ -250,7 +303,9 @@ err_unlock:
  * member's port (a rail member has the service address on its own rail);
  * on another rail than the vdev port's, the destination MAC resolved again
  * on the member's rail. Returns the member GID entry, held, for the caller
- * to put after use.
+ * to put after use. Under objs_lock, which the neighbour resolution drops
+ * for its up to one second (holding the member device): the caller checks
+ * again whatever it read under the lock before.
  */
 struct mrbond_resolve {
 	struct completion done;
@@ -346,11 +401,24 @@ const struct ib_gid_attr *mrbond_member_av(struct mrbond_vdev *v, int member,
 	}
 	rcu_read_unlock();
 	if (other_rail) {
+		struct ib_device *dev = m->dev;
+
+		lockdep_assert_held(&v->objs_lock);
+		if (!ib_device_try_get(dev)) {
+			rdma_put_gid_attr(mgid);
+			return ERR_PTR(-ENETDOWN);
+		}
+		mutex_unlock(&v->objs_lock);
 		ret = mrbond_rail_dmac(mgid, &grh->dgid, mav->roce.dmac);
-		if (ret) {
+		if (ret)
 			pr_warn_ratelimited("%s: no neighbour for %pI6 on the rail of member %s: %d\n",
 					    dev_name(&v->ibdev.dev), grh->dgid.raw,
-					    dev_name(&m->dev->dev), ret);
+					    dev_name(&dev->dev), ret);
+		mutex_lock(&v->objs_lock);
+		ib_device_put(dev);
+		if (!ret && m->dev != dev)
+			ret = -ENETDOWN;	/* detached meanwhile */
+		if (ret) {
 			rdma_put_gid_attr(mgid);
 			return ERR_PTR(ret);
 		}
@@ -415,6 +483,11 @@ int mrbond_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 			goto out_free;
 		}
 		qp->vport = rdma_ah_get_port_num(&attr->ah_attr);
+		/* objs_lock may have been dropped: is the member QP still there? */
+		if (!qp->mqp) {
+			ret = -ENETDOWN;
+			goto out_free;
+		}
 	}
 	ret = ib_modify_qp(qp->mqp, mattr, attr_mask);
 	if (!ret && (attr_mask & IB_QP_STATE)) {
@@ -474,11 +547,22 @@ int mrbond_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 
 	mutex_lock(&v->objs_lock);
 	list_del(&qp->node);
+	/* Taken off the list: no detach queues it again. */
+	cancel_work_sync(&qp->fatal_work);
 	if (qp->gsi_port) {
 		mrbond_gsi_destroy(v, qp);
 		mutex_unlock(&v->objs_lock);
 		return 0;
 	}
+	/*
+	 * No poll translates a completion of the QP after this, nor returns
+	 * one the vdev synthesised for it: members may still hold CQEs of a
+	 * destroyed QP (rxe does not purge them).
+	 */
+	xa_erase(&v->qp_ids, qp->id);
+	mrbond_cq_forget_qp(qp->scq, qp);
+	if (qp->rcq != qp->scq)
+		mrbond_cq_forget_qp(qp->rcq, qp);
 	spin_lock_irqsave(&qp->lock, flags);
 	mqp = qp->mqp;
 	qp->mqp = NULL;

@@ -12,7 +12,9 @@ use kernel::{
 
 use crate::{
     bond::{self, Bond, Member, Name},
-    ffi::{self, BondInfo, BondSpec, IbDevice, RawIbDevice, RawVdev, Vdev, MAX_MEMBERS},
+    ffi::{
+        self, BondInfo, BondSpec, IbDevice, MemberSpec, RawIbDevice, RawVdev, Vdev, MAX_MEMBERS,
+    },
     policy::{
         eligibility::AdminState,
         knobs::{self, BondMode, ConfigError},
@@ -110,13 +112,24 @@ impl Registry {
         }
         pr_info!("sees RDMA device {}\n", dev.name());
         let mut inner = self.inner.lock();
+        // Room first: a refused device must leave no handle in a bond, as
+        // the core calls no `.remove` for it.
+        if inner.devices.iter().all(Option::is_some) {
+            return Err(ENOSPC);
+        }
         for bond in inner.bonds.iter().flatten() {
             let mut st = bond.state.lock();
-            for member in st.members.iter_mut().flatten() {
+            let mut renewed = [false; MAX_MEMBERS];
+            for (member, r) in st.members.iter_mut().zip(renewed.iter_mut()) {
+                let Some(member) = member else { continue };
                 if member.dev.is_none() && member.name.as_bytes() == dev.name().as_bytes() {
                     pr_info!("member {} is back\n", dev.name());
                     member.dev = Some(dev.duplicate());
+                    *r = true;
                 }
+            }
+            for (slot, _) in renewed.iter().enumerate().filter(|(_, r)| **r) {
+                st.device_renewed(slot);
             }
         }
         let slot = inner
@@ -133,16 +146,24 @@ impl Registry {
     /// `ib_client.remove`: forget every handle of the device before
     /// returning, as [`IbDevice`]'s invariant requires.
     pub(crate) fn device_removed(&self, raw: *mut RawIbDevice) {
-        let mut inner = self.inner.lock();
-        for d in inner.devices.iter_mut() {
-            if d.as_ref().is_some_and(|d| d.same(raw)) {
-                if let Some(d) = d.as_ref() {
-                    pr_info!("RDMA device {} removed\n", d.name());
+        let mut bonds: [Option<Arc<Bond>>; MAX_BONDS] = [const { None }; MAX_BONDS];
+        {
+            let mut inner = self.inner.lock();
+            for d in inner.devices.iter_mut() {
+                if d.as_ref().is_some_and(|d| d.same(raw)) {
+                    if let Some(d) = d.as_ref() {
+                        pr_info!("RDMA device {} removed\n", d.name());
+                    }
+                    *d = None;
                 }
-                *d = None;
+            }
+            for (dst, src) in bonds.iter_mut().zip(inner.bonds.iter()) {
+                dst.clone_from(src);
             }
         }
-        for bond in inner.bonds.iter().flatten() {
+        // Not under the registry lock: a detach destroys objects and waits
+        // for RCU, while the netdev notifier takes that lock under RTNL.
+        for bond in bonds.iter().flatten() {
             let mut gone = [false; MAX_MEMBERS];
             {
                 let mut st = bond.state.lock();
@@ -161,7 +182,6 @@ impl Registry {
                 bond.detach_member(slot);
             }
         }
-        drop(inner);
         ffi::kick();
     }
 
@@ -270,6 +290,27 @@ impl Registry {
             .ok_or(ReqError::new(ENODEV, c_str!("no such RoCE RDMA device")))
     }
 
+    /// Refuses a request that names one device twice: two slots of one
+    /// device would share its CM listeners and its counters.
+    fn refuse_duplicates(members: &[MemberSpec]) -> ReqResult {
+        for (i, a) in members.iter().enumerate() {
+            let a = Name::new(&a.ibdev)
+                .ok_or(ReqError::new(EINVAL, c_str!("bad member device name")))?;
+            let twice = members
+                .iter()
+                .skip(i.saturating_add(1))
+                .filter_map(|b| Name::new(&b.ibdev))
+                .any(|b| b.as_bytes() == a.as_bytes());
+            if twice {
+                return Err(ReqError::new(
+                    EINVAL,
+                    c_str!("a member device is listed twice"),
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// BOND_NEW from netlink.
     pub(crate) fn bond_new(&self, spec: &BondSpec, reply: &mut BondInfo) -> ReqResult {
         let mode = match (spec.has_mode != 0, spec.mode) {
@@ -284,6 +325,7 @@ impl Registry {
         };
         let mut names: [Option<(Name, u16, AdminState)>; MAX_MEMBERS] = [None; MAX_MEMBERS];
         knobs::validate_member_count(spec.members().len()).map_err(ReqError::config)?;
+        Self::refuse_duplicates(spec.members())?;
         for (i, m) in spec.members().iter().enumerate() {
             let name = Name::new(&m.ibdev)
                 .ok_or(ReqError::new(EINVAL, c_str!("bad member device name")))?;
@@ -514,6 +556,7 @@ impl Registry {
         if spec.members().is_empty() {
             return Err(ReqError::config(ConfigError::NoMembers));
         }
+        Self::refuse_duplicates(spec.members())?;
         let mut added: [Option<(u32, Name)>; MAX_MEMBERS] = [None; MAX_MEMBERS];
         {
             let inner = self.inner.lock();
@@ -629,17 +672,25 @@ impl Registry {
                     *r = Some(u32::try_from(slot).unwrap_or(0));
                 }
             }
-            let mask = st.elig.usable_mask();
-            st.placer.set_usable_mask(mask);
+            st.sync_placer();
         }
         for slot in removed.iter().flatten() {
             bond.detach_member(usize::try_from(*slot).unwrap_or(usize::MAX));
         }
-        if let Some(v) = bond.vdev.lock().as_ref() {
+        if bond.mode == BondMode::Rail {
+            if let Some(v) = bond.vdev.lock().as_ref() {
+                for slot in removed.iter().flatten() {
+                    let _ = v.set_port_netdev(slot.saturating_add(1), 0);
+                }
+            }
+        }
+        // Not under the vdev lock: removing a member directory waits for
+        // its running stores, and a PFC store takes that lock to announce
+        // the member's quiescing.
+        if let Some(v) = bond.vdev_ref() {
             for slot in removed.iter().flatten() {
                 v.sysfs_member_del(*slot);
                 if bond.mode == BondMode::Rail {
-                    let _ = v.set_port_netdev(slot.saturating_add(1), 0);
                     v.port_event(slot.saturating_add(1), false);
                 }
             }

@@ -177,7 +177,7 @@ fn quiesce(bond: &Bond, slot: usize, on: bool) {
         if transitions.is_empty() {
             return;
         }
-        st.placer.set_usable_mask(st.elig.usable_mask());
+        st.sync_placer();
         if let Some(Some(member)) = st.members.get_mut(slot) {
             for t in transitions.iter() {
                 member.transitions = member.transitions.saturating_add(1);

@@ -238,3 +238,44 @@ rail_write_bw() {
 	echo "rail $rail ib_write_bw average: ${avg:-none} Gb/s"
 	awk -v a="${avg:-0}" 'BEGIN { exit !(a > 0) }'
 }
+
+# Fault-injection points of rdma_mrbond's test build (MRBOND_FAULT_INJECT=1,
+# include/rdma_mrbond_inject.h): a race test arms one and sees it taken.
+INJECT=/sys/kernel/debug/rdma_mrbond/inject
+# inject_arm POINT MS: the next pass through POINT sleeps MS once.
+inject_arm() {
+	mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
+	[[ -w $INJECT/$1 ]] || { echo "no injection point $INJECT/$1: not a MRBOND_FAULT_INJECT build"; return 1; }
+	echo "$2" >"$INJECT/$1"
+}
+# inject_hits POINT: how many passes slept so far.
+inject_hits() { sed -n 's/.*hits=\([0-9]*\).*/\1/p' "$INJECT/$1"; }
+
+# kmemleak_test: the KTAP test kmemleak_clean. On the debug kernel
+# (CONFIG_DEBUG_KMEMLEAK, config.debug) kmemleak scans memory twice (an
+# object is reported once it is 5 s old and found unreferenced) and the test
+# fails on any unreferenced object whose allocation went through
+# rdma_mrbond. Run while the module is still loaded, so that the backtraces
+# name its functions; objects still held by live bonds are referenced, so
+# it finds what earlier operations of the suite lost. Other kernels skip.
+kmemleak_test() {
+	local f=/sys/kernel/debug/kmemleak out
+	mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
+	if [[ ! -e $f ]]; then
+		ktap_skip kmemleak_clean "kernel without CONFIG_DEBUG_KMEMLEAK"
+		return
+	fi
+	echo scan >"$f"
+	sleep 6
+	echo scan >"$f"
+	# Report blocks that name rdma_mrbond anywhere in their backtrace.
+	out=$(awk '/^unreferenced object/ { if (blk ~ /mrbond/) print blk; blk = "" }
+		{ blk = blk $0 "\n" } END { if (blk ~ /mrbond/) print blk }' "$f")
+	if [[ -n $out ]]; then
+		sed 's/^/# /' <<<"$out"
+		ktap_fail kmemleak_clean
+	else
+		ktap_diag "kmemleak: $(grep -c '^unreferenced object' "$f") unreferenced object(s), none of rdma_mrbond"
+		ktap_pass kmemleak_clean
+	fi
+}

@@ -163,6 +163,46 @@ test_bad_inputs() {
 	((fails == 0))
 }
 
+# Defect: the kernel took a device listed twice in one request into two
+# slots (mrbondctl refuses it before sending; a raw request did not).
+test_regress_member_add_duplicate() {
+	local fails=0
+	run_bad() { bad_input "$@" || fails=$((fails + 1)); }
+	run_bad ynl-bond-new-duplicate "a member device is listed twice" \
+		ynl --do bond-new --json '{"name": "mrbond9", "mode": 1, "member": [{"ibdev": "rxe2"}, {"ibdev": "rxe2"}]}'
+	run_bad ynl-member-add-duplicate "a member device is listed twice" \
+		ynl --do member-add --json '{"name": "mrbond0", "member": [{"ibdev": "rxe2"}, {"ibdev": "rxe2"}]}'
+	[[ ! -e $SYS/mrbond9 ]] || { echo "mrbond9 was created"; fails=$((fails + 1)); }
+	((fails == 0))
+}
+
+# Defect: the genl family answered every network namespace, and `rdma link
+# add` resolved the caller's netdev by ifindex in init_net, where bonds
+# live: another namespace's request must be refused, with a reason.
+test_regress_netns() {
+	local fails=0 out
+	run_bad() { bad_input "$@" || fails=$((fails + 1)); }
+	ip netns add mrbns || return 1
+	ip link add nd0 type dummy && ip link set nd0 netns mrbns || return 1
+	run_bad netns-bond-add "initial network namespace" \
+		ip netns exec mrbns "$CTL" bond add mrbond9 --member rxe2
+	run_bad netns-bond-show "initial network namespace" \
+		ip netns exec mrbns "$CTL" bond show mrbond0
+	# A dump's refusal: its errno is enough (the message rides on DONE).
+	run_bad netns-bond-dump "" ip netns exec mrbns "$CTL" bond show
+	run_bad netns-policy-set "initial network namespace" \
+		ip netns exec mrbns "$CTL" policy set mrbond0 lqf
+	if out=$(ip netns exec mrbns rdma link add mrbond9 type mrbond netdev nd0 2>&1); then
+		echo "netns-rdma-link-add: accepted"
+		fails=$((fails + 1))
+	fi
+	dmesg | grep -q 'rdma link add mrbond9: nd0 is not in the initial network namespace' ||
+		{ echo "netns-rdma-link-add: no reason logged ($out)"; fails=$((fails + 1)); }
+	[[ ! -e $SYS/mrbond9 ]] || { echo "mrbond9 was created"; fails=$((fails + 1)); }
+	ip netns del mrbns
+	((fails == 0))
+}
+
 test_link_ops() {
 	rdma link add mrb1 type mrbond netdev m2 || return 1
 	[[ $(cat "$SYS/mrb1/mrbond/member_list") == rxe2 ]] || return 1
@@ -216,7 +256,7 @@ test_unload_with_bonds() {
 	rdma dev show rxe0 >/dev/null || { echo "members harmed"; return 1; }
 }
 
-ktap_header 13
+ktap_header 16
 if ! out=$(setup_t0 2>&1); then
 	echo "$out" | sed 's/^/# /'
 	echo "Bail out! T0 setup failed"
@@ -229,12 +269,15 @@ run_test sysfs_writes_apply test_sysfs_writes
 run_test member_removed_and_readded test_member_loss
 run_test member_netdev_down_up test_link_down_member
 run_test refused_inputs_change_nothing test_bad_inputs
+run_test regress_member_add_duplicate test_regress_member_add_duplicate
+run_test regress_netns test_regress_netns
 run_test create_destroy_rdma_link test_link_ops
 run_test create_destroy_netlink test_destroy_netlink
 run_test monitor_member_events test_monitor_events
 run_test active_backup_follows_failover test_active_backup_failover
 run_test notifier_reaction_logged eval 'dmesg | grep -E "rdma_mrbond: member rxe1: usable -> unusable .* us after the netdev event"'
 run_test no_vdev_as_member eval '! dmesg | grep -q "sees RDMA device mrbond"'
+kmemleak_test
 run_test unload_with_bonds_present test_unload_with_bonds
 ktap_totals
 [[ $KTAP_FAIL == 0 ]]

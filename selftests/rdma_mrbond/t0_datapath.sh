@@ -80,6 +80,50 @@ test_qpn_collisions() {
 	(($(dev_counter qpn_collisions) > 0))
 }
 
+# Defect: a member QP was given up after 8 QPN collisions (-EBUSY), yet
+# members hand out the same QPN sequence, so after any imbalance a fresh
+# member's next QPNs are all held on the vdev. Here 16 QPs of rxe0 (fresh)
+# leave 16 QPNs in quarantine when rxe1 (fresh too, so at the start of the
+# same sequence) must host a new QP: it collides 16 times, and must still
+# get one.
+test_regress_qpn_collision_imbalance() {
+	local i c0 n rc=0
+	for i in 0 1; do rdma link del rxe$i || return 1; done
+	for i in 0 1; do rdma link add rxe$i type rxe netdev m$i || return 1; done
+	wait_for 20 eval '[[ $(member_state rxe0) == usable && $(member_state rxe1) == usable ]]' ||
+		{ echo "members not back"; return 1; }
+	"$CTL" member set mrbond0 rxe1 --admin down || return 1
+	wait_for 20 eval '[[ $(member_state rxe1) != usable ]]' || return 1
+	# One PD of a ULP the bond does not know: every QP on the PD's member.
+	kperf "$TB_TMP/imbalance" dev=mrbond0 gid=$SERVICE mode=bw qps=8 iters=20 size=4096 ||
+		{ cat "$TB_TMP/imbalance"; rc=1; }
+	"$CTL" member set mrbond0 rxe1 --admin up || rc=1
+	wait_for 20 eval '[[ $(member_state rxe1) == usable ]]' || rc=1
+	c0=$(dev_counter qpn_collisions)
+	kperf "$TB_TMP/fresh" dev=mrbond0 gid=$SERVICE mode=bw qps=2 iters=20 size=4096 \
+		pd_per_pair=1 || { cat "$TB_TMP/fresh"; rc=1; }
+	n=$(($(dev_counter qpn_collisions) - c0))
+	echo "QPN collisions while the fresh member created its QPs: $n"
+	((n > 8)) || { echo "fewer than 9 collisions: the case was not reached"; rc=1; }
+	return $rc
+}
+
+# Defect: member completions were traced back through wc->qp, the member
+# QP, whose CQEs rxe keeps after the QP is destroyed (a use after free);
+# flushes the vdev had queued for a destroyed QP stayed queued too. A QP
+# destroyed undrained with completions pending must leave nothing behind
+# in the CQ it shares with a QP that goes on working.
+test_regress_destroy_qp_pending_cqes() {
+	local rc=0
+	kperf "$TB_TMP/abandon" dev=mrbond0 gid=$SERVICE mode=bw qps=2 iters=100 size=4096 \
+		shared_cq=1 abandon=1 || rc=1
+	cat "$TB_TMP/abandon"
+	(($(field "$TB_TMP/abandon" abandoned) > 0)) ||
+		{ echo "nothing was outstanding at the destroy: the case was not reached"; rc=1; }
+	[[ $(field "$TB_TMP/abandon" stale_completions) == 0 ]] || rc=1
+	return $rc
+}
+
 # median A B C: the middle one of three numbers.
 median() { printf '%s\n' "$@" | sort -n | sed -n 2p; }
 
@@ -160,6 +204,64 @@ test_member_removal_flush() {
 	dmesg | grep -E 'mrbond0: member rxe0 detached: [0-9]+ QPs, [0-9]+ WRs flushed in [0-9]+ us'
 }
 
+# Defect: detach took the member QP, then slept destroying it; a post in
+# that window flushed only itself and dropped the WRs ahead of it, which
+# then never completed. The injected sleep holds the window open while the
+# paced stream keeps posting into it; every WR must complete exactly once.
+test_regress_flush_during_detach() {
+	local pid rc=0 hits0
+	hits0=$(inject_hits detach_qp 2>/dev/null || echo 0)
+	kperf "$TB_TMP/detach" dev=mrbond0 gid=$SERVICE mode=stream qps=2 pd_per_pair=1 \
+		duration_ms=9000 size=4096 pace_ms=20 &
+	pid=$!
+	sleep 3
+	inject_arm detach_qp 3000 || rc=1
+	rdma link del rxe0 || rc=1
+	wait "$pid" || rc=1
+	cat "$TB_TMP/detach"
+	(($(inject_hits detach_qp) > hits0)) || { echo "the detach window was never opened"; rc=1; }
+	dmesg | grep -E 'mrbond0: member rxe0 detached: [0-9]+ QPs, [0-9]+ WRs flushed' | tail -n1
+	[[ $(field "$TB_TMP/detach" lost) == 0 && $(field "$TB_TMP/detach" duplicates) == 0 ]] ||
+		{ echo "WRs lost or completed twice"; rc=1; }
+	rdma link add rxe0 type rxe netdev m0 || rc=1
+	wait_for 20 eval '[[ $(member_state rxe0) == usable ]]' ||
+		{ echo "rxe0 did not come back: $(member_state rxe0)"; rc=1; }
+	return $rc
+}
+
+# Defect: placement went by usability alone, so a usable member whose
+# device the verbs proxy had not taken made create_qp fail (-ENETDOWN); a
+# refused device was tried, and logged, again at every netdev event. The
+# injection point fails rxe1's attach once.
+test_regress_place_unattached() {
+	local p1 p2 n rc=0 refused='member rxe1: the verbs proxy refused its device'
+	inject_arm attach_fail 1 || return 1
+	rdma link del rxe1 && wait_for 20 eval '[[ $(member_state rxe1) != usable ]]' &&
+		rdma link add rxe1 type rxe netdev m1 || return 1
+	wait_for 20 eval '[[ $(member_state rxe1) == usable ]]' || { echo "rxe1 not usable"; rc=1; }
+	wait_for 20 eval 'dmesg | grep -q "$refused"' || { echo "no refusal logged"; rc=1; }
+	p1=$(port_counter 1 placements)
+	p2=$(port_counter 2 placements)
+	kperf "$TB_TMP/unattached" dev=mrbond0 gid=$SERVICE mode=bw qps=2 iters=50 size=4096 \
+		pd_per_pair=1 || { cat "$TB_TMP/unattached"; rc=1; }
+	echo "placements with rxe1 refused: port 1 +$(($(port_counter 1 placements) - p1)), port 2 +$(($(port_counter 2 placements) - p2))"
+	(($(port_counter 1 placements) - p1 == 4 && $(port_counter 2 placements) == p2)) ||
+		{ echo "QPs placed on the unattached member"; rc=1; }
+	ip link set m1 down && sleep 1 && ip link set m1 up || rc=1
+	wait_for 20 eval '[[ $(member_state rxe1) == usable ]]' || rc=1
+	n=$(dmesg | grep -c "$refused")
+	((n == 1)) || { echo "the refusal was logged $n times"; rc=1; }
+	# Its device anew: attached, and placed on again.
+	rdma link del rxe1 && wait_for 20 eval '[[ $(member_state rxe1) != usable ]]' &&
+		rdma link add rxe1 type rxe netdev m1 || rc=1
+	wait_for 20 eval '[[ $(member_state rxe1) == usable ]]' || rc=1
+	p2=$(port_counter 2 placements)
+	kperf "$TB_TMP/attached" dev=mrbond0 gid=$SERVICE mode=bw qps=2 iters=50 size=4096 \
+		pd_per_pair=1 || { cat "$TB_TMP/attached"; rc=1; }
+	(($(port_counter 2 placements) > p2)) || { echo "rxe1 not placed on after it came back"; rc=1; }
+	return $rc
+}
+
 test_after_failover_traffic() {
 	# Both members again: traffic must flow on the re-attached member too.
 	kperf "$TB_TMP/again" dev=mrbond0 gid=$SERVICE mode=bw qps=2 iters=100 \
@@ -214,6 +316,36 @@ fio_verify() { # fio_verify SECONDS: randrw with crc32c verification
 test_nvme_fio() {
 	fio_verify 5 || { cat "$TB_TMP/fio.out"; return 1; }
 	grep -E 'READ:|WRITE:' "$TB_TMP/fio.out"
+}
+
+# Defect: map_mr_sg read the member MR and mapped it outside RCU, while a
+# detach frees member MRs after synchronize_rcu(), so a map in flight wrote
+# into a freed MR. The injection point stalls one FRWR map of an nvme-rdma
+# I/O between the read and the map while both members are removed: the
+# detach of that MR's member must wait for the map (KASAN, or the debug
+# kernel's slab checks, report the write into freed memory otherwise).
+test_regress_map_mr_sg_vs_detach() {
+	local pid rc=0 hits0 us longest=0 c i
+	c=$(nvme_ctrl)
+	hits0=$(inject_hits map_mr_sg 2>/dev/null || echo 0)
+	fio_verify 20 &
+	pid=$!
+	sleep 3
+	inject_arm map_mr_sg 4000 || rc=1
+	wait_for 10 eval '(($(inject_hits map_mr_sg) > hits0))' ||
+		{ echo "no map reached the injection point"; rc=1; }
+	rdma link del rxe0 && rdma link del rxe1 || rc=1
+	for us in $(dmesg | sed -n 's/.*mrbond0: member rxe[01] detached: .* in \([0-9]*\) us$/\1/p' | tail -n 2); do
+		((us > longest)) && longest=$us
+	done
+	echo "longest member detach: $longest us (map stalled 4000 ms)"
+	((longest >= 2000000)) || { echo "no detach waited for the map in flight"; rc=1; }
+	for i in 0 1; do rdma link add rxe$i type rxe netdev m$i || rc=1; done
+	wait_for 20 eval '[[ $(member_state rxe0) == usable && $(member_state rxe1) == usable ]]' ||
+		{ echo "members not back"; rc=1; }
+	wait "$pid" || { echo "fio failed:"; cat "$TB_TMP/fio.out"; rc=1; }
+	wait_for 60 eval '[[ $(cat "$c/state") == live ]]' || { echo "controller: $(cat "$c/state")"; rc=1; }
+	return $rc
 }
 
 # nvme_fault link|remove: fio verifies while the member hosting the most
@@ -283,7 +415,7 @@ test_unload() {
 	modprobe -r mrbond_kperf && "$CTL" bond del mrbond0 && modprobe -r rdma_mrbond
 }
 
-ktap_header 15
+ktap_header 21
 if ! out=$(setup 2>&1); then
 	echo "$out" | sed 's/^/# /'
 	echo "Bail out! T0 data path setup failed"
@@ -291,18 +423,24 @@ if ! out=$(setup 2>&1); then
 fi
 run_test cq_shared_by_qps_on_two_members test_spread_shared_cq
 run_test qpn_collisions_handled test_qpn_collisions
+run_test regress_qpn_collision_imbalance test_regress_qpn_collision_imbalance
+run_test regress_destroy_qp_pending_cqes test_regress_destroy_qp_pending_cqes
 run_test bw_bond_vs_member test_bw_bond_vs_member
 run_test lat_bond_vs_member test_lat_bond_vs_member
 run_test wrong_member_key_refused test_wrong_member_key
 run_test link_down_flushes_exactly_once test_link_down_flush
 run_test member_removal_flushes_exactly_once test_member_removal_flush
+run_test regress_flush_during_detach test_regress_flush_during_detach
+run_test regress_place_unattached test_regress_place_unattached
 run_test traffic_after_failover test_after_failover_traffic
 run_test nvme_connect_over_bond test_nvme_connect
 run_test nvme_fio_verify test_nvme_fio
+run_test regress_map_mr_sg_vs_detach test_regress_map_mr_sg_vs_detach
 run_test nvme_survives_member_link_down test_nvme_link_down
 run_test nvme_survives_member_removal test_nvme_member_removed
 run_test nvme_teardown test_nvme_teardown
 run_test nothing_leaked test_nothing_leaked
+kmemleak_test
 run_test unload test_unload
 ktap_totals
 [[ $KTAP_FAIL == 0 ]]

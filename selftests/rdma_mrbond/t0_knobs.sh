@@ -370,6 +370,45 @@ test_sixteen_members() {
 	for ((i = 0; i < 16; i++)); do rdma link del "rxw$i" || return 1; done
 }
 
+# Defect: member del kept the bond's vdev locked while removing the
+# member's sysfs directory, which waits for the stores running in it; a
+# pfc_override store then waited for that lock to announce the end of the
+# member's quiescing: both hung for good. The DCB double holds the store
+# inside setpfc until member del is waiting for it; both must finish.
+test_regress_pfc_override_vs_member_del() {
+	local store del i rc=0
+	log_clear
+	echo "dcbt0 hold 1" >"$DBG/inject" || return 1
+	echo 0x10 >"$B0/members/rxed0/pfc_override" &
+	store=$!
+	wait_for 60 grep -q 'dcbt0 setpfc-hold' "$DBG/log" ||
+		{ echo "the hold was never reached"; echo >"$DBG/release"; return 1; }
+	"$CTL" member del mrbond0 rxed0 &
+	del=$!
+	sleep 3
+	kill -0 "$del" 2>/dev/null || echo "member del did not wait for the held store"
+	echo >"$DBG/release"
+	for ((i = 0; i < 300; i++)); do
+		kill -0 "$store" 2>/dev/null || kill -0 "$del" 2>/dev/null || break
+		sleep 0.1
+	done
+	if kill -0 "$store" 2>/dev/null || kill -0 "$del" 2>/dev/null; then
+		echo "deadlock: still blocked 30 s after the release"
+		for i in "$store" "$del"; do
+			[[ -e /proc/$i/stack ]] && { echo "pid $i:"; cat "/proc/$i/stack"; }
+		done
+		return 1
+	fi
+	# The store may fail (its member went away under it); member del not.
+	wait "$store"
+	echo "pfc_override store: rc $?"
+	wait "$del" || { echo "member del failed"; rc=1; }
+	[[ ! -e $B0/members/rxed0 ]] || { echo "rxed0 still in sysfs"; rc=1; }
+	"$CTL" member add mrbond0 rxed0 || rc=1
+	wait_for 20 all_usable || { echo "members not usable again"; rc=1; }
+	return $rc
+}
+
 test_unload() {
 	rdma link del rxed0 && rdma link del rxed1 || return 1
 	modprobe -r rdma_mrbond || return 1
@@ -377,7 +416,7 @@ test_unload() {
 	[[ ! -e /sys/class/net/dcbt0 && ! -e $SYS/mrbond0 ]]
 }
 
-ktap_header 13
+ktap_header 15
 if ! out=$(setup_knobs 2>&1); then
 	echo "$out" | sed 's/^/# /'
 	echo "Bail out! knob test setup failed"
@@ -395,6 +434,8 @@ run_test pfc_applied_to_returning_member test_pfc_member_returns
 run_test veth_members_unsupported test_veth_unsupported
 run_test refused_inputs_change_nothing test_bad_inputs
 run_test sixteen_members_in_one_message test_sixteen_members
+run_test regress_pfc_override_vs_member_del test_regress_pfc_override_vs_member_del
+kmemleak_test
 run_test unload_with_knobs_set test_unload
 ktap_totals
 [[ $KTAP_FAIL == 0 ]]

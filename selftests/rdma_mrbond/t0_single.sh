@@ -72,7 +72,7 @@ mapfile -t KUNIT_LEAVES < <(awk 'BEGIN { n = 0 }
 	END { for (i = 0; i < n; i++) if (!(i > 0 && d[i - 1] > d[i]) && d[i] > 1) print line[i] }
 ' "$KUNIT_LOG")
 
-ktap_header $((5 + (${#KUNIT_LEAVES[@]} ? ${#KUNIT_LEAVES[@]} : 1)))
+ktap_header $((6 + (${#KUNIT_LEAVES[@]} ? ${#KUNIT_LEAVES[@]} : 1)))
 sed 's/^/# kunit: /' "$KUNIT_LOG"
 if ((${#KUNIT_LEAVES[@]} == 0)); then
 	ktap_fail kunit_rdma_mrbond_policy
@@ -94,6 +94,7 @@ run_test rxe_loopback_pingpong_rxe0 test_loopback_pingpong rxe0 198.18.10.1
 run_test rxe_loopback_pingpong_rxe1 test_loopback_pingpong rxe1 198.18.11.1
 run_test modprobe_rdma_mrbond test_modprobe
 run_test member_removal_seen test_member_removal_seen
+kmemleak_test
 run_test modprobe_remove_rdma_mrbond test_modprobe_remove
 ktap_totals
 [[ $KTAP_FAIL == 0 ]]

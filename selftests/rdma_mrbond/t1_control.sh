@@ -104,7 +104,7 @@ test_autoload() {
 	rdma link del mrbond0 && modprobe -r rdma_mrbond
 }
 
-ktap_header 7
+ktap_header 8
 if ! out=$(setup_t1 2>&1); then
 	echo "$out" | sed 's/^/# /'
 	echo "Bail out! T1 setup failed"
@@ -117,6 +117,7 @@ run_test device_order_warning test_device_order
 run_test cable_pull_member_unusable_usable test_cable_pull
 run_test lacp_only_failure_and_return test_lacp_only_failure
 run_test member_rdma_link_del_and_add test_member_device_cycle
+kmemleak_test
 run_test unload_with_bond test_unload
 run_test rdma_link_autoloads_module test_autoload
 ktap_totals

@@ -548,6 +548,54 @@ test_member_removed() {
 	return $rc
 }
 
+# ---- a REQ while a member's listener is being set up ----
+#
+# Defect: the REQ listener a member gets when it (re)joins was live before
+# its context was set, and a REQ in between made the handler dereference
+# NULL; peers reconnect exactly when members rejoin. hostb re-creates rxe1
+# with that window held open for 4 s by the injection point, while hosta
+# connects extra controllers in a loop (their queues spread over the rails,
+# so REQs reach rxe1): hostb must survive, and the loop's connects succeed.
+
+LISTEN_VICTIM=rxe1
+
+test_regress_listen_context_race() {
+	local rc=0 out=$TB_TMP/listen nic ok=0 tries=0 end c before
+	if [[ $MODE != bond ]]; then
+		echo "raw mode: no bond, no listener of ours"
+		barrier listen-armed 300 && barrier listen-done 600
+		return
+	fi
+	if [[ $MRBOND_ROLE == hostb ]]; then
+		nic=$(slave_of_link "${LISTEN_VICTIM#rxe}") || rc=1
+		barrier listen-armed 300 || rc=1
+		sleep 2
+		inject_arm cm_listen 4000 || rc=1
+		bq -t 60 rdma link del "$LISTEN_VICTIM" && bq -t 60 rdma link add "$LISTEN_VICTIM" type rxe netdev "$nic" || rc=1
+		wait_until 60 member_is "$LISTEN_VICTIM" usable || { echo "$LISTEN_VICTIM: $(member_state "$LISTEN_VICTIM")"; rc=1; }
+		(($(inject_hits cm_listen) > 0)) || { echo "the listener window was never opened"; rc=1; }
+		barrier listen-done 600 || rc=1
+	else
+		barrier listen-armed 300 || rc=1
+		before=$(ls /sys/class/nvme)
+		end=$((SECONDS + 20))
+		while ((SECONDS < end)); do
+			tries=$((tries + 1))
+			bounded 60 "$out" nvme connect -t rdma -a "$TARGET_IP" -s 4420 -n "$NQN" -D \
+				--nr-io-queues=2 --reconnect-delay=1 --ctrl-loss-tmo=5 && ok=$((ok + 1))
+			for c in $(comm -13 <(echo "$before") <(ls /sys/class/nvme)); do
+				bounded 60 "$out.d" nvme disconnect -d "$c"
+			done
+		done
+		echo "extra controllers: $ok of $tries connects succeeded"
+		((ok > 0)) || { echo "no connect succeeded"; cat "$out"; rc=1; }
+		barrier listen-done 600 || rc=1
+	fi
+	! dmesg | grep -E 'BUG:|Oops|general protection' || { echo "kernel oops"; rc=1; }
+	((rc == 0)) || diag
+	return $rc
+}
+
 # ---- ECN on the wire ----
 #
 # Each guest captures the RoCEv2 packets its peer sends to any QP but QP1
@@ -705,7 +753,7 @@ test_teardown() {
 	return $rc
 }
 
-ktap_header 6
+ktap_header 8
 # Every command, time-stamped, in the run directory: where a guest hangs
 # shows from the host while it hangs.
 exec {TRACE_FD}>>"$MRBOND_RUN/$MRBOND_ROLE.nvme-trace"
@@ -738,7 +786,9 @@ run_test nvme_connect_over_bond test_connect
 run_test fio_verify test_fio_verify
 run_test cable_pull_during_fio test_cable_pull
 run_test member_removed_during_fio test_member_removed
+run_test regress_listen_context_race test_regress_listen_context_race
 run_test ecn_marking_on_the_wire test_ecn_on_wire
+kmemleak_test
 run_test teardown_leaves_nothing test_teardown
 ktap_totals
 [[ $KTAP_FAIL == 0 ]]

@@ -49,13 +49,14 @@ KDIR=$(bash tools/testbed/build-kernel.sh) || { record guest-kernel 0 1; finish;
 tb_log "guest kernel ready in $((SECONDS - start)) s: $KDIR"
 KBUILD=$KDIR/build
 
-check module-build make KDIR="$KBUILD" modules
+# Test build: the race tests need the fault-injection points.
+check module-build make KDIR="$KBUILD" MRBOND_FAULT_INJECT=1 modules
 [[ -f rdma_mrbond.ko ]] || finish
 check mrbondctl-build cargo build -q -p mrbondctl
 check module-guest-install bash tools/testbed/install-modules.sh "$KBUILD" "$MRBOND_ROOT"
 check checkpatch bash tools/testbed/checkpatch.sh "$KDIR/src"
 check rustfmt bash tools/testbed/rustfmt-check.sh "$KBUILD"
-check clippy-module make KDIR="$KBUILD" clippy
+check clippy-module make KDIR="$KBUILD" MRBOND_FAULT_INJECT=1 clippy
 check clippy-host cargo clippy --workspace --all-targets -- -D warnings
 check ynl-generated-code bash tools/ynl-regen.sh "$KDIR/src" --check
 
@@ -90,7 +91,8 @@ guest_suite() { # guest_suite LABEL TOPOLOGY SCRIPT TIMEOUT [ARGS]
 }
 guest_suite t0-bench t0 selftests/rdma_mrbond/t0_single.sh 600
 guest_suite t0-control t0 selftests/rdma_mrbond/t0_control.sh 900
-guest_suite t0-datapath t0 selftests/rdma_mrbond/t0_datapath.sh 1200
+# Two vCPUs: its race tests need both sides of a window to run at once.
+guest_suite t0-datapath t0 selftests/rdma_mrbond/t0_datapath.sh 1200 --cpus 2
 guest_suite t0-knobs t0 selftests/rdma_mrbond/t0_knobs.sh 900
 guest_suite t1-bench t1 selftests/rdma_mrbond/t1_bench.sh 1200 --links "${MRBOND_LINKS:-2}"
 guest_suite t1-control t1 selftests/rdma_mrbond/t1_control.sh 1200 --links "${MRBOND_LINKS:-2}"
@@ -111,13 +113,13 @@ if [[ ${MRBOND_DEBUG_SUITES:-1} == 1 ]]; then
 	rm -rf "$DSRC" && mkdir -p "$DSRC" &&
 		git ls-files -z Kbuild Makefile rust include selftests |
 		xargs -0 cp --parents -t "$DSRC"
-	check debug-module-build make -C "$DSRC" KDIR="$DKDIR/build" modules
+	check debug-module-build make -C "$DSRC" KDIR="$DKDIR/build" MRBOND_FAULT_INJECT=1 modules
 	[[ -f $DSRC/rdma_mrbond.ko ]] || finish
 	check debug-module-guest-install bash tools/testbed/install-modules.sh "$DKDIR/build" "$DSRC"
 	GUEST_KBUILD=$DKDIR/build
 	guest_suite debug-t0-bench t0 selftests/rdma_mrbond/t0_single.sh 1200
 	guest_suite debug-t0-control t0 selftests/rdma_mrbond/t0_control.sh 1800
-	guest_suite debug-t0-datapath t0 selftests/rdma_mrbond/t0_datapath.sh 2400
+	guest_suite debug-t0-datapath t0 selftests/rdma_mrbond/t0_datapath.sh 2400 --cpus 2
 	guest_suite debug-t0-knobs t0 selftests/rdma_mrbond/t0_knobs.sh 1800
 	guest_suite debug-t1-control t1 selftests/rdma_mrbond/t1_control.sh 2400 --links "${MRBOND_LINKS:-2}"
 	guest_suite debug-t1-nvme t1 selftests/rdma_mrbond/t1_nvme.sh 2400 --links "${MRBOND_LINKS:-2}"

@@ -140,7 +140,7 @@ class Guest:
                     f"-device virtio-net-pci,netdev=l{link},"
                     f"mac={guest_mac(self.index, link)},speed=10000,duplex=full")
         cmd = ["vng", "--run", a.kdir, "--force-9p", "--user", "root",
-               "--memory", a.memory, "--cpus", "1", "--verbose",
+               "--memory", a.memory, "--cpus", str(a.cpus), "--verbose",
                "--rwdir", self.run_dir,
                # Mounted explicitly: a clone under /var/tmp would otherwise be
                # hidden by the tmpfs virtme-init mounts there.
@@ -264,6 +264,8 @@ def main():
     p.add_argument("--script", required=True, help="role script run in every guest")
     p.add_argument("--timeout", type=int, default=900, help="hard limit, seconds")
     p.add_argument("--memory", default="1536M")
+    p.add_argument("--cpus", type=int, default=1,
+                   help="vCPUs per guest: 2 lets a race test run both sides at once")
     p.add_argument("--shape-rate", default=os.environ.get("MRBOND_SHAPE_RATE", ""),
                    help="tbf rate on every T1 link inside the guests, e.g. 100mbit")
     p.add_argument("--run-dir", help="keep logs here (default: a temporary dir)")

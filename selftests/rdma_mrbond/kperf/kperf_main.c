@@ -35,7 +35,16 @@
  *   depth=N           outstanding WRs per QP, 1..128 [16]
  *   iters=N           WRITEs (bw) or round trips (lat) per pair [1000]
  *   duration_ms=N     stream run time [5000]
+ *   pace_ms=N         stream: at most one new WR per QP every N ms, so that
+ *                     posts keep coming while completions stall (a race
+ *                     test's window); 0 fills every QP to depth [0]
  *   shared_cq=0|1     one CQ for every QP, or one CQ per QP [1]
+ *   abandon=0|1       bw: first, A_0 posts depth RDMA WRITEs, left to
+ *                     complete unpolled, and is destroyed without a drain
+ *                     (as a ULP tearing down after an error may do); pair 0
+ *                     then takes no part. Any completion of A_0 polled
+ *                     later is a stale_completion and fails the run; needs
+ *                     qps>=2 [0]
  *   pd_per_pair=0|1   one PD for every QP, or one PD per pair [0]
  *
  * QP creation order, with pd_per_pair=0: the PD, then all qps "A" QPs
@@ -78,6 +87,10 @@
  * keycheck_einval (how many of the two posts returned -EINVAL) and
  * keycheck_recv (probe SENDs that B_1 received). The probes' completions are
  * counted in posted and completed_*, but do not fail the run.
+ *
+ * abandon=1 adds abandoned (A_0's WRs outstanding when it was destroyed)
+ * and stale_completions (completions of A_0 polled after that); the run
+ * fails if any came.
  *
  * stream is the exactly-once checker of failover tests: completion errors
  * are expected there. The first failed completion of a QP stops all posting
@@ -125,6 +138,7 @@
 #define KPERF_MAX_LAT_SAMPLES	1000000
 #define KPERF_MAX_BUF_BYTES	SZ_64M
 #define KPERF_STALL_MS		10000
+#define KPERF_ABANDON_MS	300	/* abandon: A_0's WRITEs complete meanwhile */
 #define KPERF_SPIN_MS		20
 #define KPERF_POLL_BUDGET	256
 #define KPERF_MAGIC		0x6b706572	/* "kper" */
@@ -160,8 +174,10 @@ struct kperf_params {
 	u32 depth;
 	u32 iters;
 	u32 duration_ms;
+	u32 pace_ms;
 	u32 shared_cq;
 	u32 pd_per_pair;
+	u32 abandon;
 };
 
 /* Head of every SEND payload; the rest is a pattern seeded by it. */
@@ -221,6 +237,7 @@ struct kperf_ep {
 	struct ib_mr *mr;
 	bool mr_valid;
 	bool stopped;		/* a WR failed: post nothing more */
+	bool abandoned;		/* destroyed undrained (abandon=1) */
 	bool next_write;	/* stream: alternate SEND and RDMA WRITE */
 	u64 send_seq;		/* sequence of the next SEND */
 	u64 recv_seq;		/* sequence expected in the next RECV */
@@ -249,6 +266,7 @@ struct kperf_run {
 	u64 t_start;
 	u64 t_end;
 	u64 t_deadline;		/* stream: stop posting at this time */
+	u64 t_next_post;	/* stream with pace_ms: the next post's time */
 	bool stopping;		/* post no more data WRs */
 	bool at_stop;		/* our own final move to the error state */
 	bool skip_drain;
@@ -263,6 +281,8 @@ struct kperf_run {
 	u64 seq_dups;
 	u64 seq_gaps;
 	u64 post_errors;
+	u64 abandoned;		/* WRs of A_0 outstanding when destroyed */
+	u64 stale;		/* completions of A_0 after that */
 	/* keycheck */
 	int kc_ret[KPERF_NPROBES];
 	bool kc_done[KPERF_NPROBES];
@@ -677,6 +697,13 @@ static void kperf_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct kperf_ep *ep = q->ep;
 	struct kperf_run *r = ep->run;
 
+	if (ep->abandoned) {
+		r->stale++;
+		pr_err_ratelimited("%s: pair %u%c: a completion of the destroyed QP (%s)\n",
+				   r->p.dev, ep->pair, kperf_side(ep),
+				   ib_wc_status_msg(wc->status));
+		return;
+	}
 	if (!s->busy) {
 		r->dups++;
 		pr_err_ratelimited("%s: pair %u%c: %s slot %td completed twice (%s)\n",
@@ -1269,6 +1296,8 @@ static int kperf_bw(struct kperf_run *r)
 	for (i = 0; i < r->p.qps; i++) {
 		struct kperf_ep *a = &r->eps[i];
 
+		if (a->abandoned)
+			continue;
 		kperf_fill(a->wsrc, 0, size, kperf_seed(a->pair, a->side, last));
 		ib_dma_sync_single_for_device(r->dev, a->wsrc_dma, size, DMA_TO_DEVICE);
 		if (kperf_post_data(a, KPERF_OP_WRITE))
@@ -1281,6 +1310,8 @@ static int kperf_bw(struct kperf_run *r)
 	for (i = 0; i < r->p.qps; i++) {
 		struct kperf_ep *b = &r->eps[r->p.qps + i];
 
+		if (r->eps[i].abandoned)
+			continue;
 		ib_dma_sync_single_for_cpu(r->dev, b->tgt_dma, size, DMA_BIDIRECTIONAL);
 		bad = kperf_check(b->tgt, 0, size, kperf_seed(i, 0, last), &first);
 		if (!bad)
@@ -1289,6 +1320,33 @@ static int kperf_bw(struct kperf_run *r)
 		pr_err("%s: pair %u: WRITE target: %u of %u bytes bad, first at %u\n",
 		       r->p.dev, i, bad, size, first);
 	}
+	return 0;
+}
+
+/*
+ * abandon=1: A_0's WRITEs complete into the CQ unseen, then A_0 is
+ * destroyed as it is. The device must not hand out those completions
+ * afterwards: they name a QP that no longer exists.
+ */
+static int kperf_abandon(struct kperf_run *r)
+{
+	struct kperf_ep *a0 = &r->eps[0];
+	u32 i;
+
+	for (i = 0; i < r->p.depth; i++)
+		if (kperf_post_data(a0, KPERF_OP_WRITE))
+			return -EIO;
+	msleep(KPERF_ABANDON_MS);
+	r->abandoned = a0->sq.inflight;
+	ib_destroy_qp(a0->qp);
+	a0->qp = NULL;
+	a0->qp_init = false;
+	a0->stopped = true;
+	a0->abandoned = true;
+	a0->sq.inflight = 0;
+	/* Pair 0 is done as far as bw is concerned. */
+	a0->writes_posted = r->p.iters;
+	pr_info("%s: A_0 destroyed with %llu WRs outstanding\n", r->p.dev, r->abandoned);
 	return 0;
 }
 
@@ -1320,21 +1378,29 @@ static int kperf_lat(struct kperf_run *r)
 
 static void kperf_stream_pump(struct kperf_run *r)
 {
-	bool any = false;
+	bool any = false, paced;
+	u64 now;
 	u32 i;
 
 	if (r->stopping)
 		return;
-	if (ktime_get_ns() >= r->t_deadline) {
+	now = ktime_get_ns();
+	if (now >= r->t_deadline) {
 		r->stopping = true;
 		return;
 	}
+	paced = r->p.pace_ms != 0;
+	if (paced && now < r->t_next_post)
+		return;
+	r->t_next_post = now + (u64)r->p.pace_ms * NSEC_PER_MSEC;
 	for (i = 0; i < 2 * r->p.qps; i++) {
 		struct kperf_ep *ep = &r->eps[i];
 
 		while (!ep->stopped && ep->sq.inflight < r->p.depth) {
 			ep->next_write = !ep->next_write;
 			if (kperf_post_data(ep, ep->next_write ? KPERF_OP_WRITE : KPERF_OP_SEND))
+				break;
+			if (paced)
 				break;
 		}
 		any |= !ep->stopped;
@@ -1507,7 +1573,7 @@ static int kperf_cmp_u64(const void *a, const void *b)
 
 static bool kperf_ok(struct kperf_run *r)
 {
-	if (r->error[0] || r->dups || r->lost || r->verify_errors)
+	if (r->error[0] || r->dups || r->lost || r->verify_errors || r->stale)
 		return false;
 	if (r->p.mode == KPERF_STREAM)
 		return true;
@@ -1566,6 +1632,9 @@ static void kperf_report(struct kperf_run *r)
 			 "verify_errors=%llu\nseq_dups=%llu\nseq_gaps=%llu\npost_errors=%llu\n",
 			 r->posted, r->ok, r->flush, r->err, r->stop_flush, r->dups, r->lost,
 			 r->verify_errors, r->seq_dups, r->seq_gaps, r->post_errors);
+	if (r->p.abandon)
+		len += scnprintf(buf + len, max - len, "abandoned=%llu\nstale_completions=%llu\n",
+				 r->abandoned, r->stale);
 	if (r->p.mode == KPERF_KEYCHECK) {
 		u32 einval = 0;
 
@@ -1617,7 +1686,9 @@ static int kperf_run(const struct kperf_params *p)
 	ret = kperf_setup(r);
 	if (!ret) {
 		r->t_start = ktime_get_ns();
-		if (p->mode == KPERF_BW)
+		if (p->mode == KPERF_BW && p->abandon)
+			ret = kperf_abandon(r) ?: kperf_bw(r);
+		else if (p->mode == KPERF_BW)
 			ret = kperf_bw(r);
 		else if (p->mode == KPERF_LAT)
 			ret = kperf_lat(r);
@@ -1655,8 +1726,10 @@ static const struct kperf_key kperf_keys[] = {
 	{ "depth", offsetof(struct kperf_params, depth), 1, KPERF_MAX_DEPTH },
 	{ "iters", offsetof(struct kperf_params, iters), 1, KPERF_MAX_ITERS },
 	{ "duration_ms", offsetof(struct kperf_params, duration_ms), 1, 3600000 },
+	{ "pace_ms", offsetof(struct kperf_params, pace_ms), 0, 10000 },
 	{ "shared_cq", offsetof(struct kperf_params, shared_cq), 0, 1 },
 	{ "pd_per_pair", offsetof(struct kperf_params, pd_per_pair), 0, 1 },
+	{ "abandon", offsetof(struct kperf_params, abandon), 0, 1 },
 };
 
 static int kperf_parse_kv(struct kperf_params *p, const char *key, const char *val,
@@ -1735,6 +1808,10 @@ static int kperf_parse(char *cmd, struct kperf_params *p)
 	if (p->mode == KPERF_KEYCHECK && (p->qps < 2 || !p->pd_per_pair)) {
 		pr_err("mode: keycheck needs qps>=2 and pd_per_pair=1 (qps=%u pd_per_pair=%u)\n",
 		       p->qps, p->pd_per_pair);
+		return -EINVAL;
+	}
+	if (p->abandon && (p->mode != KPERF_BW || p->qps < 2)) {
+		pr_err("abandon: needs mode=bw and qps>=2\n");
 		return -EINVAL;
 	}
 	if (!p->size)

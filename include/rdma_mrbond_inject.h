@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Fault injection for the regression tests of races (test builds only:
+ * `make MRBOND_FAULT_INJECT=1`). A point widens one race window on demand:
+ * /sys/kernel/debug/rdma_mrbond/inject/<point> takes a delay in ms, which
+ * the next pass through the point waits once (sleeping, or busy-waiting
+ * where the point is in atomic context), or a failure point fails once;
+ * reading the file gives
+ * "armed_ms=<delay> hits=<passes while armed>". Without the build flag the
+ * points compile to nothing.
+ */
+#ifndef _RDMA_MRBOND_INJECT_H
+#define _RDMA_MRBOND_INJECT_H
+
+enum mrbond_inject_point {
+	/* Member detach: a member QP taken away, not yet destroyed/flushed. */
+	MRBOND_INJECT_DETACH_QP,
+	/* map_mr_sg: the member MR read, not yet mapped. */
+	MRBOND_INJECT_MAP_MR_SG,
+	/* GSI member attach: a REQ listener live, its context not yet set. */
+	MRBOND_INJECT_CM_LISTEN,
+	/* Member attach fails (-EIO): a usable member the proxy lacks. */
+	MRBOND_INJECT_ATTACH_FAIL,
+	MRBOND_INJECT_NR,
+};
+
+#ifdef MRBOND_FAULT_INJECT
+/* Sleeps: process context, no spinlock or RCU read side held. */
+void mrbond_inject(enum mrbond_inject_point point);
+/* Busy-waits: for points in atomic context. */
+void mrbond_inject_atomic(enum mrbond_inject_point point);
+/* True once per arming (any nonzero value): the point fails. */
+bool mrbond_inject_fail(enum mrbond_inject_point point);
+void mrbond_inject_init(void);
+void mrbond_inject_exit(void);
+#else
+static inline void mrbond_inject(enum mrbond_inject_point point) {}
+static inline void mrbond_inject_atomic(enum mrbond_inject_point point) {}
+static inline bool mrbond_inject_fail(enum mrbond_inject_point point)
+{
+	return false;
+}
+static inline void mrbond_inject_init(void) {}
+static inline void mrbond_inject_exit(void) {}
+#endif
+
+#endif /* _RDMA_MRBOND_INJECT_H */
