@@ -13,7 +13,9 @@ use kernel::{
 };
 
 use crate::{
-    ffi::{self, BondInfo, IbDevice, MemberInfo, NetdevState, Vdev, VdevRef, MAX_MEMBERS, NAME_MAX},
+    ffi::{
+        self, BondInfo, IbDevice, MemberInfo, NetdevState, Vdev, VdevRef, MAX_MEMBERS, NAME_MAX,
+    },
     knobs::state::Knobs,
     policy::{
         eligibility::{AdminState, Debounce, EligibilitySet, Inputs, LacpState, Reason, Usability},

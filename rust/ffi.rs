@@ -537,7 +537,6 @@ impl Vdev {
         // SAFETY: the vdev is alive; `name` is NUL-terminated.
         to_result(unsafe { glue::mrbond_sysfs_member_add(self.raw(), slot, name.as_char_ptr()) })
     }
-
 }
 
 impl Vdev {

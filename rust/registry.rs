@@ -290,8 +290,9 @@ impl Registry {
             .ok_or(ReqError::new(ENODEV, c_str!("no such RoCE RDMA device")))
     }
 
-    /// Refuses a request that names one device twice: two slots of one
-    /// device would share its CM listeners and its counters.
+    /// Refuses a MEMBER_ADD that names one device twice: two slots of one
+    /// device would share its CM listeners and its counters (BOND_NEW
+    /// checks its list as it builds it).
     fn refuse_duplicates(members: &[MemberSpec]) -> ReqResult {
         for (i, a) in members.iter().enumerate() {
             let a = Name::new(&a.ibdev)
@@ -302,10 +303,7 @@ impl Registry {
                 .filter_map(|b| Name::new(&b.ibdev))
                 .any(|b| b.as_bytes() == a.as_bytes());
             if twice {
-                return Err(ReqError::new(
-                    EINVAL,
-                    c_str!("a member device is listed twice"),
-                ));
+                return Err(ReqError::new(EINVAL, c_str!("member listed twice")));
             }
         }
         Ok(())
@@ -325,7 +323,6 @@ impl Registry {
         };
         let mut names: [Option<(Name, u16, AdminState)>; MAX_MEMBERS] = [None; MAX_MEMBERS];
         knobs::validate_member_count(spec.members().len()).map_err(ReqError::config)?;
-        Self::refuse_duplicates(spec.members())?;
         for (i, m) in spec.members().iter().enumerate() {
             let name = Name::new(&m.ibdev)
                 .ok_or(ReqError::new(EINVAL, c_str!("bad member device name")))?;
