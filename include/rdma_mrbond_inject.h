@@ -4,7 +4,7 @@
  * `make MRBOND_FAULT_INJECT=1`). A point widens one race window on demand:
  * /sys/kernel/debug/rdma_mrbond/inject/<point> takes a delay in ms, which
  * the next pass through the point waits once (sleeping, or busy-waiting
- * where the point is in atomic context), or a failure point fails once;
+ * where it may not sleep), or a failure point fails once;
  * reading the file gives
  * "armed_ms=<delay> hits=<passes while armed>". Without the build flag the
  * points compile to nothing.
@@ -27,15 +27,19 @@ enum mrbond_inject_point {
 #ifdef MRBOND_FAULT_INJECT
 /* Sleeps: process context, no spinlock or RCU read side held. */
 void mrbond_inject(enum mrbond_inject_point point);
-/* Busy-waits: for points in atomic context. */
-void mrbond_inject_atomic(enum mrbond_inject_point point);
+/*
+ * For points that may be in atomic context: sleeps where the kernel can
+ * tell that sleeping is allowed (preemptible(), on kernels that count
+ * preemption, as the debug kernel), busy-waits elsewhere.
+ */
+void mrbond_inject_any(enum mrbond_inject_point point);
 /* True once per arming (any nonzero value): the point fails. */
 bool mrbond_inject_fail(enum mrbond_inject_point point);
 void mrbond_inject_init(void);
 void mrbond_inject_exit(void);
 #else
 static inline void mrbond_inject(enum mrbond_inject_point point) {}
-static inline void mrbond_inject_atomic(enum mrbond_inject_point point) {}
+static inline void mrbond_inject_any(enum mrbond_inject_point point) {}
 static inline bool mrbond_inject_fail(enum mrbond_inject_point point)
 {
 	return false;

@@ -62,13 +62,16 @@ void mrbond_inject(enum mrbond_inject_point point)
 	pr_info("inject: %s: resumed\n", mrbond_inject_names[point]);
 }
 
-void mrbond_inject_atomic(enum mrbond_inject_point point)
+void mrbond_inject_any(enum mrbond_inject_point point)
 {
 	int ms = mrbond_inject_take(point);
 
 	if (!ms)
 		return;
-	mdelay(ms);
+	if (preemptible())
+		msleep(ms);
+	else
+		mdelay(ms);
 	pr_info("inject: %s: resumed\n", mrbond_inject_names[point]);
 }
 

@@ -247,7 +247,7 @@ int mrbond_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 	rcu_read_lock();
 	mmr = READ_ONCE(mr->mmr);
 	if (mmr) {
-		mrbond_inject_atomic(MRBOND_INJECT_MAP_MR_SG);
+		mrbond_inject_any(MRBOND_INJECT_MAP_MR_SG);
 		n = ib_map_mr_sg(mmr, sg, sg_nents, sg_offset, ibmr->page_size);
 		ibmr->iova = mmr->iova;
 		ibmr->length = mmr->length;

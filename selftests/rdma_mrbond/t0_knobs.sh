@@ -372,11 +372,16 @@ test_sixteen_members() {
 
 # Defect: member del kept the bond's vdev locked while removing the
 # member's sysfs directory, which waits for the stores running in it; a
-# pfc_override store then waited for that lock to announce the end of the
-# member's quiescing: both hung for good. The DCB double holds the store
-# inside setpfc until member del is waiting for it; both must finish.
+# pfc_override store whose fan-out then quiesced another member waited for
+# that lock to announce it: both hung for good. The DCB double holds the
+# store inside rxed0's setpfc until member del is waiting for it; both
+# must finish, and rxed1 must get the bond's PFC back.
 test_regress_pfc_override_vs_member_del() {
 	local store del i rc=0
+	# rxed1's PFC changed behind the bond's back: the fan-out the store
+	# starts changes it too, after rxed0, quiescing it and announcing that
+	# through the vdev (which the old member del kept locked).
+	dcb pfc set dev dcbt1 prio-pfc 0:off 5:on || return 1
 	log_clear
 	echo "dcbt0 hold 1" >"$DBG/inject" || return 1
 	echo 0x10 >"$B0/members/rxed0/pfc_override" &
@@ -404,6 +409,7 @@ test_regress_pfc_override_vs_member_del() {
 	echo "pfc_override store: rc $?"
 	wait "$del" || { echo "member del failed"; rc=1; }
 	[[ ! -e $B0/members/rxed0 ]] || { echo "rxed0 still in sysfs"; rc=1; }
+	grep -q 'dcbt1 setpfc pfc_en=0x01' "$DBG/log" || { echo "rxed1 not set back"; cat "$DBG/log"; rc=1; }
 	"$CTL" member add mrbond0 rxed0 || rc=1
 	wait_for 20 all_usable || { echo "members not usable again"; rc=1; }
 	return $rc

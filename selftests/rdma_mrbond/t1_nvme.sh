@@ -596,6 +596,176 @@ test_regress_listen_context_race() {
 	return $rc
 }
 
+# ---- NFS over RDMA ----
+#
+# nfsd on hostb exports a tmpfs over RPC/RDMA (port 20049, on every
+# address: its QPs are on the member a REQ comes in on); hosta mounts it
+# with NFSv4.2 over mrbond0, where rpcrdma's QPs are placed by policy, and
+# fio verifies a file there: plain, while the cable of the rail that
+# carries rpcrdma's QP is pulled, and while its member is removed. rpcrdma
+# moves its FRWR windows after mapping them (ibmr->iova), which the bond
+# must carry into the member MR at REG_MR: without that the server's RDMA
+# to a chunk fails with a remote access error.
+
+NFS_PORT=20049
+NFS_EXPORT=/srv/mrbond-nfs
+NFS_MNT=/mnt/mrbond-nfs
+NFS_RAIL=$MRBOND_RUN/nfs-rail  # the rail of hosta's rpcrdma QP, for hostb
+
+nfs_server_up() {
+	modprobe nfsd && modprobe rpcrdma || return 1
+	mkdir -p "$NFS_EXPORT" /var/lib/nfs/v4recovery /run/rpcbind || return 1
+	mount -t tmpfs -o size=96m tmpfs "$NFS_EXPORT" || return 1
+	mountpoint -q /proc/fs/nfsd || mount -t nfsd nfsd /proc/fs/nfsd || return 1
+	# The shortest lease and grace nfsd takes: OPENs wait out the grace.
+	echo 10 >/proc/fs/nfsd/nfsv4leasetime && echo 10 >/proc/fs/nfsd/nfsv4gracetime || return 1
+	rpcbind -w || return 1
+	exportfs -o rw,sync,no_root_squash,insecure,no_subtree_check,fsid=0 "*:$NFS_EXPORT" || return 1
+	rpc.mountd -N 2 -N 3 || return 1
+	rpc.nfsd -N 2 -N 3 4 || return 1
+	echo "rdma $NFS_PORT" >/proc/fs/nfsd/portlist || return 1
+	cat /proc/fs/nfsd/portlist
+}
+
+nfs_server_down() {
+	rpc.nfsd 0
+	exportfs -ua
+	pkill rpc.mountd
+	pkill rpcbind
+	umount "$NFS_EXPORT"
+}
+
+nfs_mounted() { mountpoint -q "$NFS_MNT"; }
+
+# The vdev port of hosta's rpcrdma QP (RC QPs on mrbond0 while only NFS
+# runs beside the controller: those the controller does not own).
+nfs_port() {
+	local q
+	for q in $(bq rdma res show cm_id link "$DEV/" | grep -v -w nvme_rdma | grep -v LISTEN |
+		sed -n 's/.* lqpn \([0-9]*\) .*/\1/p'); do
+		bq rdma res show qp link "$DEV/" lqpn "$q" | sed -n 's/^link [^/]*\/\([0-9]*\) .*/\1/p' | head -n1
+		return 0
+	done
+	return 1
+}
+
+nfs_fio() {  # nfs_fio OUT [time-based runtime]: verifying fio on the mount
+	local t=()
+	[[ -n ${2:-} ]] && t=(--time_based --runtime="$2")
+	fio --name=nfs --filename="$NFS_MNT/fio.dat" --rw=randrw --bs=64k --iodepth=4 \
+		--numjobs=1 --direct=1 --ioengine=psync --size=16m "${t[@]}" \
+		--verify=crc32c --do_verify=1 --verify_fatal=1 >"$1" 2>&1 </dev/null
+}
+
+test_nfs_fio_verify() {
+	local rc=0 out=$TB_TMP/nfs-fio port
+	if [[ $MRBOND_ROLE == hostb ]]; then
+		nfs_server_up || rc=1
+		barrier nfs-server 300 || rc=1
+		barrier nfs-fio-done 900 || rc=1
+		bq rdma res show cm_id | grep -w 20049
+		((rc == 0)) || diag
+		return $rc
+	fi
+	barrier nfs-server 300 || rc=1
+	modprobe rpcrdma && modprobe nfsv4 && mkdir -p "$NFS_MNT" || rc=1
+	bounded 120 "$out.mount" mount -t nfs4 \
+		-o "proto=rdma,port=$NFS_PORT,vers=4.2,hard,timeo=100" "$TARGET_IP:/" "$NFS_MNT" ||
+		{ echo "mount failed:"; cat "$out.mount"; rc=1; }
+	if nfs_mounted; then
+		grep " $NFS_MNT " /proc/mounts
+		bounded 600 "$out" nfs_fio "$out.fio"
+		fio_ok "$out.fio" $? || rc=1
+		port=$(nfs_port) || { echo "no rpcrdma QP on $DEV"; rc=1; }
+		echo "rpcrdma's QP on $DEV port ${port:-none}"
+		bq rdma res show cm_id link "$DEV/" | grep -v -w nvme_rdma
+	fi
+	barrier nfs-fio-done 900 || rc=1
+	((rc == 0)) || diag
+	return $rc
+}
+
+# nfs_fault NAME FAULT REPAIR, on hosta: fio on the mount while FAULT takes
+# the rail (or member) of rpcrdma's QP out; fio must finish without an
+# error, then REPAIR restores it.
+nfs_fault() {
+	local name=$1 fault_on=$2 fault_off=$3 out=$TB_TMP/nfs-$1 pid frc=0 t0 rc=0
+	nfs_fio "$out" $FIO_RUNTIME &
+	pid=$!
+	sleep $FAULT_AT
+	kmark "nfs-$name"
+	t0=${EPOCHREALTIME/./}
+	$fault_on || { echo "fault $name not injected"; rc=1; }
+	wait_pid $((FIO_RUNTIME - FAULT_AT + FIO_GRACE + 30)) "$pid" || frc=$?
+	if ((frc == 124)); then
+		echo "fio stalled with the fault in place"
+		rc=1
+	else
+		echo "fio finished $(ms_since_us "$t0") ms after the fault"
+		fio_ok "$out" $frc || rc=1
+	fi
+	klog_after "nfs-$name" | grep -E 'rpcrdma|mrbond0: member' | head -n 8
+	$fault_off || { echo "repair after $name failed"; rc=1; }
+	[[ -n $pid ]] && kill -0 "$pid" 2>/dev/null && wait_pid 120 "$pid"
+	return $rc
+}
+
+nfs_rail_down() { cable "$(cat "$NFS_RAIL")" down; }
+nfs_rail_up() {
+	local r
+	r=$(cat "$NFS_RAIL")
+	cable "$r" up || return 1
+	[[ $MODE == bond ]] || return 0
+	wait_until 60 member_is "rxe$r" usable || { echo "rxe$r still $(member_state "rxe$r")"; return 1; }
+}
+
+test_nfs_cable_pull() {
+	local rc=0 port
+	if [[ $MRBOND_ROLE == hostb ]]; then
+		barrier nfs-rail-known 300 || rc=1
+		nfs_rail_down || rc=1
+		nfs_rail_up || rc=1
+		((rc == 0)) || diag
+		return $rc
+	fi
+	port=$(nfs_port) || { echo "no rpcrdma QP on $DEV"; rc=1; port=1; }
+	echo $((port - 1)) >"$NFS_RAIL"
+	echo "rpcrdma's QP on port $port: pulling rail $((port - 1))"
+	barrier nfs-rail-known 300 || rc=1
+	nfs_fault cable-pull nfs_rail_down nfs_rail_up || rc=1
+	echo "rpcrdma's QP now on port $(nfs_port || echo none)"
+	((rc == 0)) || diag
+	return $rc
+}
+
+nfs_member_del() { bq -t 60 rdma link del "$VICTIM"; }
+
+test_nfs_member_removal() {
+	local rc=0 port
+	if [[ $MRBOND_ROLE == hostb ]]; then
+		barrier nfs-member-done 900 || rc=1
+		((rc == 0)) || diag
+		return $rc
+	fi
+	port=$(nfs_port) || { echo "no rpcrdma QP on $DEV"; rc=1; port=1; }
+	VICTIM=rxe$((port - 1))
+	echo "rpcrdma's QP on port $port: removing $VICTIM"
+	nfs_fault member-del nfs_member_del member_add || rc=1
+	barrier nfs-member-done 900 || rc=1
+	((rc == 0)) || diag
+	return $rc
+}
+
+test_nfs_unmount() {
+	local rc=0
+	if [[ $MRBOND_ROLE == hosta ]]; then
+		bounded 120 "$TB_TMP/umount" umount "$NFS_MNT" || { cat "$TB_TMP/umount"; rc=1; }
+	fi
+	barrier nfs-unmounted 300 || rc=1
+	[[ $MRBOND_ROLE == hostb ]] && { nfs_server_down || rc=1; }
+	return $rc
+}
+
 # ---- ECN on the wire ----
 #
 # Each guest captures the RoCEv2 packets its peer sends to any QP but QP1
@@ -753,7 +923,7 @@ test_teardown() {
 	return $rc
 }
 
-ktap_header 8
+ktap_header 12
 # Every command, time-stamped, in the run directory: where a guest hangs
 # shows from the host while it hangs.
 exec {TRACE_FD}>>"$MRBOND_RUN/$MRBOND_ROLE.nvme-trace"
@@ -788,6 +958,10 @@ run_test cable_pull_during_fio test_cable_pull
 run_test member_removed_during_fio test_member_removed
 run_test regress_listen_context_race test_regress_listen_context_race
 run_test ecn_marking_on_the_wire test_ecn_on_wire
+run_test nfs_rdma_fio_verify test_nfs_fio_verify
+run_test nfs_rdma_cable_pull test_nfs_cable_pull
+run_test nfs_rdma_member_removal test_nfs_member_removal
+run_test nfs_rdma_unmount test_nfs_unmount
 kmemleak_test
 run_test teardown_leaves_nothing test_teardown
 ktap_totals

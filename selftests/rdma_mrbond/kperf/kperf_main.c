@@ -39,6 +39,11 @@
  *                     posts keep coming while completions stall (a race
  *                     test's window); 0 fills every QP to depth [0]
  *   shared_cq=0|1     one CQ for every QP, or one CQ per QP [1]
+ *   remap_ms=N        bw: instead of the WRITEs, B_0's FRWR target is mapped
+ *                     again and again with ib_map_mr_sg() from process
+ *                     context (as rpcrdma and iSER map) for N ms, 1 ms
+ *                     apart, while the caller removes members; result
+ *                     keys maps and map_errors [0]
  *   abandon=0|1       bw: first, A_0 posts depth RDMA WRITEs, left to
  *                     complete unpolled, and is destroyed without a drain
  *                     (as a ULP tearing down after an error may do); pair 0
@@ -178,6 +183,7 @@ struct kperf_params {
 	u32 shared_cq;
 	u32 pd_per_pair;
 	u32 abandon;
+	u32 remap_ms;
 };
 
 /* Head of every SEND payload; the rest is a pattern seeded by it. */
@@ -281,6 +287,8 @@ struct kperf_run {
 	u64 seq_dups;
 	u64 seq_gaps;
 	u64 post_errors;
+	u64 maps;		/* remap_ms: ib_map_mr_sg() calls */
+	u64 map_errors;		/* remap_ms: calls that did not map 1 entry */
 	u64 abandoned;		/* WRs of A_0 outstanding when destroyed */
 	u64 stale;		/* completions of A_0 after that */
 	/* keycheck */
@@ -1350,6 +1358,28 @@ static int kperf_abandon(struct kperf_run *r)
 	return 0;
 }
 
+/*
+ * remap_ms: the map of an FRWR ULP that maps in process context, racing
+ * with a member's removal. The MR is mapped, never registered again: what
+ * counts is that the device survives the maps (KASAN watches).
+ */
+static int kperf_remap(struct kperf_run *r)
+{
+	struct kperf_ep *b0 = &r->eps[r->p.qps];
+	u64 end = ktime_get_ns() + (u64)r->p.remap_ms * NSEC_PER_MSEC;
+
+	while (ktime_get_ns() < end) {
+		r->maps++;
+		if (ib_map_mr_sg(b0->mr, &b0->tgt_sg, 1, NULL, PAGE_SIZE) != 1)
+			r->map_errors++;
+		usleep_range(1000, 2000);
+		if (signal_pending(current))
+			return -EINTR;
+	}
+	r->t_end = ktime_get_ns();
+	return 0;
+}
+
 static bool kperf_lat_done(struct kperf_run *r)
 {
 	u32 i;
@@ -1632,6 +1662,9 @@ static void kperf_report(struct kperf_run *r)
 			 "verify_errors=%llu\nseq_dups=%llu\nseq_gaps=%llu\npost_errors=%llu\n",
 			 r->posted, r->ok, r->flush, r->err, r->stop_flush, r->dups, r->lost,
 			 r->verify_errors, r->seq_dups, r->seq_gaps, r->post_errors);
+	if (r->p.remap_ms)
+		len += scnprintf(buf + len, max - len, "maps=%llu\nmap_errors=%llu\n",
+				 r->maps, r->map_errors);
 	if (r->p.abandon)
 		len += scnprintf(buf + len, max - len, "abandoned=%llu\nstale_completions=%llu\n",
 				 r->abandoned, r->stale);
@@ -1686,7 +1719,9 @@ static int kperf_run(const struct kperf_params *p)
 	ret = kperf_setup(r);
 	if (!ret) {
 		r->t_start = ktime_get_ns();
-		if (p->mode == KPERF_BW && p->abandon)
+		if (p->mode == KPERF_BW && p->remap_ms)
+			ret = kperf_remap(r);
+		else if (p->mode == KPERF_BW && p->abandon)
 			ret = kperf_abandon(r) ?: kperf_bw(r);
 		else if (p->mode == KPERF_BW)
 			ret = kperf_bw(r);
@@ -1730,6 +1765,7 @@ static const struct kperf_key kperf_keys[] = {
 	{ "shared_cq", offsetof(struct kperf_params, shared_cq), 0, 1 },
 	{ "pd_per_pair", offsetof(struct kperf_params, pd_per_pair), 0, 1 },
 	{ "abandon", offsetof(struct kperf_params, abandon), 0, 1 },
+	{ "remap_ms", offsetof(struct kperf_params, remap_ms), 0, 60000 },
 };
 
 static int kperf_parse_kv(struct kperf_params *p, const char *key, const char *val,
@@ -1808,6 +1844,10 @@ static int kperf_parse(char *cmd, struct kperf_params *p)
 	if (p->mode == KPERF_KEYCHECK && (p->qps < 2 || !p->pd_per_pair)) {
 		pr_err("mode: keycheck needs qps>=2 and pd_per_pair=1 (qps=%u pd_per_pair=%u)\n",
 		       p->qps, p->pd_per_pair);
+		return -EINVAL;
+	}
+	if (p->remap_ms && (p->mode != KPERF_BW || p->abandon)) {
+		pr_err("remap_ms: needs mode=bw without abandon\n");
 		return -EINVAL;
 	}
 	if (p->abandon && (p->mode != KPERF_BW || p->qps < 2)) {
