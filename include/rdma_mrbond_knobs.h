@@ -45,9 +45,10 @@ u8 mrbond_rs_qp_traffic_class(void *bond, u8 requested);
 #define MRBOND_KNOB_ECN_COUNT 20
 #define MRBOND_KNOB_PFC_ENABLE 20
 /* np_ecn_marked_roce_packets, np_cnp_sent, rp_cnp_handled, rp_cnp_ignored,
- * tx_pause_frames, rx_pause_frames.
+ * tx_pause_frames, rx_pause_frames (IEEE 802.3x), tx_pfc_prio0..7,
+ * rx_pfc_prio0..7 (dcbnl ieee_pfc requests and indications).
  */
-#define MRBOND_COUNTER_MAX 6
+#define MRBOND_COUNTER_MAX 22
 #define MRBOND_HW_COUNTER_MAX 4
 /* Distinct knob statuses one member can show. */
 #define MRBOND_KNOB_GROUPS 4
@@ -157,9 +158,10 @@ u32 mrbond_sysfs_kobj_slot(struct kobject *kobj);
 
 /*
  * Room for one BOND_GET message: a bond with 16 members, each with its knob
- * status, override and counters (about 300 bytes a member).
+ * status, override and counters (about 300 bytes a member, plus 16 PFC
+ * counters of 16 bytes where the member has dcbnl).
  */
-#define MRBOND_NL_BOND_SIZE (4 * NLMSG_DEFAULT_SIZE)
+#define MRBOND_NL_BOND_SIZE (6 * NLMSG_DEFAULT_SIZE)
 
 /* rust/mrbond_netlink.c: the registry handed to the netlink glue. */
 void *mrbond_netlink_ctx(void);

@@ -1030,7 +1030,7 @@ pub(crate) unsafe extern "C" fn mrbond_rs_vdev_unregistering(ctx: *mut c_void, v
 /// `MRBOND_KNOB_ECN_COUNT`: knob ids below it are the ECN settings.
 pub(crate) const KNOB_ECN_COUNT: usize = 20;
 /// `MRBOND_COUNTER_MAX`.
-pub(crate) const COUNTER_MAX: usize = 6;
+pub(crate) const COUNTER_MAX: usize = 22;
 /// `MRBOND_HW_COUNTER_MAX`: the first counters, read from member hw counters.
 pub(crate) const HW_COUNTER_MAX: usize = 4;
 /// `MRBOND_KNOB_GROUPS`.
@@ -1056,8 +1056,10 @@ pub(crate) mod knob_attr {
 #[repr(C)]
 #[derive(Clone, Copy, Default)]
 pub(crate) struct Pfc {
-    requests: [u64; 8],
-    indications: [u64; 8],
+    /// PFC frames sent, per priority.
+    pub(crate) requests: [u64; 8],
+    /// PFC frames received, per priority.
+    pub(crate) indications: [u64; 8],
     delay: u16,
     pfc_cap: u8,
     /// Per-priority enable bitmap.

@@ -11,13 +11,29 @@
 #include <uapi/rdma_mrbond.h>
 
 /* Common nested types */
-const struct nla_policy rdma_mrbond_counters_nl_policy[RDMA_MRBOND_A_COUNTERS_RX_PAUSE_FRAMES + 1] = {
+const struct nla_policy rdma_mrbond_counters_nl_policy[RDMA_MRBOND_A_COUNTERS_RX_PFC_PRIO7 + 1] = {
 	[RDMA_MRBOND_A_COUNTERS_NP_ECN_MARKED_ROCE_PACKETS] = { .type = NLA_U64, },
 	[RDMA_MRBOND_A_COUNTERS_NP_CNP_SENT] = { .type = NLA_U64, },
 	[RDMA_MRBOND_A_COUNTERS_RP_CNP_HANDLED] = { .type = NLA_U64, },
 	[RDMA_MRBOND_A_COUNTERS_RP_CNP_IGNORED] = { .type = NLA_U64, },
 	[RDMA_MRBOND_A_COUNTERS_TX_PAUSE_FRAMES] = { .type = NLA_U64, },
 	[RDMA_MRBOND_A_COUNTERS_RX_PAUSE_FRAMES] = { .type = NLA_U64, },
+	[RDMA_MRBOND_A_COUNTERS_TX_PFC_PRIO0] = { .type = NLA_U64, },
+	[RDMA_MRBOND_A_COUNTERS_TX_PFC_PRIO1] = { .type = NLA_U64, },
+	[RDMA_MRBOND_A_COUNTERS_TX_PFC_PRIO2] = { .type = NLA_U64, },
+	[RDMA_MRBOND_A_COUNTERS_TX_PFC_PRIO3] = { .type = NLA_U64, },
+	[RDMA_MRBOND_A_COUNTERS_TX_PFC_PRIO4] = { .type = NLA_U64, },
+	[RDMA_MRBOND_A_COUNTERS_TX_PFC_PRIO5] = { .type = NLA_U64, },
+	[RDMA_MRBOND_A_COUNTERS_TX_PFC_PRIO6] = { .type = NLA_U64, },
+	[RDMA_MRBOND_A_COUNTERS_TX_PFC_PRIO7] = { .type = NLA_U64, },
+	[RDMA_MRBOND_A_COUNTERS_RX_PFC_PRIO0] = { .type = NLA_U64, },
+	[RDMA_MRBOND_A_COUNTERS_RX_PFC_PRIO1] = { .type = NLA_U64, },
+	[RDMA_MRBOND_A_COUNTERS_RX_PFC_PRIO2] = { .type = NLA_U64, },
+	[RDMA_MRBOND_A_COUNTERS_RX_PFC_PRIO3] = { .type = NLA_U64, },
+	[RDMA_MRBOND_A_COUNTERS_RX_PFC_PRIO4] = { .type = NLA_U64, },
+	[RDMA_MRBOND_A_COUNTERS_RX_PFC_PRIO5] = { .type = NLA_U64, },
+	[RDMA_MRBOND_A_COUNTERS_RX_PFC_PRIO6] = { .type = NLA_U64, },
+	[RDMA_MRBOND_A_COUNTERS_RX_PFC_PRIO7] = { .type = NLA_U64, },
 };
 
 const struct nla_policy rdma_mrbond_ecn_nl_policy[RDMA_MRBOND_A_ECN_ENABLE + 1] = {

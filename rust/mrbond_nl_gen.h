@@ -12,7 +12,7 @@
 #include <uapi/rdma_mrbond.h>
 
 /* Common nested types */
-extern const struct nla_policy rdma_mrbond_counters_nl_policy[RDMA_MRBOND_A_COUNTERS_RX_PAUSE_FRAMES + 1];
+extern const struct nla_policy rdma_mrbond_counters_nl_policy[RDMA_MRBOND_A_COUNTERS_RX_PFC_PRIO7 + 1];
 extern const struct nla_policy rdma_mrbond_ecn_nl_policy[RDMA_MRBOND_A_ECN_ENABLE + 1];
 extern const struct nla_policy rdma_mrbond_knob_status_nl_policy[RDMA_MRBOND_A_KNOB_STATUS_ERRNO + 1];
 extern const struct nla_policy rdma_mrbond_member_nl_policy[RDMA_MRBOND_A_MEMBER_PFC_OVERRIDE_CLEAR + 1];

@@ -138,6 +138,6 @@ pub(crate) fn pfc_set(reg: &Registry, spec: &PfcSpec) -> ReqResult {
 /// The knob snapshot of the bond named `name`, with counters.
 pub(crate) fn knobs_info(reg: &Registry, name: &[u8], info: &mut KnobsInfo) -> Result {
     let bond = reg.bond_named(name).ok_or(ENOENT)?;
-    report::fill(&bond, info);
+    report::fill(&bond, info, report::Reads::Counters);
     Ok(())
 }

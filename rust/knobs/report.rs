@@ -2,8 +2,8 @@
 
 //! A bond's knob snapshot: settings, the status of every knob on every
 //! member, and congestion counters (member hw counters with mlx5's names,
-//! ethtool pause frames), summed where available. Unavailable counters stay
-//! unavailable rather than zero.
+//! ethtool 802.3x pause frames, dcbnl PFC frames per priority), summed
+//! where available. Unavailable counters stay unavailable rather than zero.
 
 use kernel::{c_str, prelude::*, str::CStr};
 
@@ -11,7 +11,10 @@ use crate::{
     bond::Bond,
     ffi::{self, KnobGroup, KnobsInfo, HW_COUNTER_MAX, KNOB_ECN_COUNT},
     policy::{
-        congestion::{status_groups, Counters, KnobStatus, COUNTER_COUNT},
+        congestion::{
+            status_groups, Counters, KnobStatus, COUNTER_COUNT, PAUSE_COUNTERS, PFC_COUNTERS,
+            PFC_PRIOS,
+        },
         knobs::Knob,
     },
 };
@@ -24,8 +27,8 @@ const HW_NAMES: [&CStr; HW_COUNTER_MAX] = [
     c_str!("rp_cnp_ignored"),
 ];
 
-/// Index of the tx pause counter in `Counters`; rx follows it.
-const TX_PAUSE: usize = HW_COUNTER_MAX;
+// The ethtool pause counters follow the hw counters.
+const _: () = assert!(PAUSE_COUNTERS == HW_COUNTER_MAX);
 
 fn group_of(status: KnobStatus, knobs: u32) -> KnobGroup {
     let (reason, err) = match status {
@@ -51,10 +54,20 @@ fn counters_of(values: &[u64; COUNTER_COUNT], mask: u32) -> Counters {
     c
 }
 
-/// Fills `info` (zeroed) for the bond, member counters included: hw
-/// counters may sleep, pause statistics take RTNL, so no lock of ours may be
-/// held by the caller.
-pub(crate) fn fill(bond: &Bond, info: &mut KnobsInfo) {
+/// What a snapshot reads from the members.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Reads {
+    /// Settings and statuses only.
+    Status,
+    /// Counters too: member hw counters, ethtool pause statistics and a
+    /// dcbnl `ieee_getpfc` of every member netdev.
+    Counters,
+}
+
+/// Fills `info` (zeroed) for the bond, with member counters if `reads`
+/// says so: hw counters may sleep, pause and PFC statistics take RTNL, so
+/// no lock of ours may be held by the caller.
+pub(crate) fn fill(bond: &Bond, info: &mut KnobsInfo, reads: Reads) {
     let mut netdevs = [0u32; ffi::MAX_MEMBERS];
     {
         let st = bond.state.lock();
@@ -92,6 +105,9 @@ pub(crate) fn fill(bond: &Bond, info: &mut KnobsInfo) {
                 info.nmembers = info.nmembers.saturating_add(1);
             }
         }
+        if reads == Reads::Status {
+            return;
+        }
         // Member handles are valid under the state lock; the settings lock
         // is not held while a driver reads its counters.
         for ((row, netdev), (_, member)) in info
@@ -110,15 +126,23 @@ pub(crate) fn fill(bond: &Bond, info: &mut KnobsInfo) {
             }
         }
     }
-    // Pause statistics take RTNL: with no lock of ours held.
+    // Pause and PFC statistics take RTNL: with no lock of ours held.
     let mut sum = Counters::default();
     for (row, &netdev) in info.members.iter_mut().zip(netdevs.iter()) {
         if netdev != 0 {
             if let Some((tx, rx)) = ffi::pause_stats(netdev) {
-                for (dst, v) in row.counters.iter_mut().skip(TX_PAUSE).zip([tx, rx]) {
+                for (dst, v) in row.counters.iter_mut().skip(PAUSE_COUNTERS).zip([tx, rx]) {
                     *dst = v;
                 }
-                row.counters_mask |= 0b11 << TX_PAUSE;
+                row.counters_mask |= 0b11 << PAUSE_COUNTERS;
+            }
+            // A member without dcbnl PFC has no per-priority counters.
+            if let Ok(pfc) = ffi::Rtnl::lock().get_pfc(netdev) {
+                let per_prio = Iterator::chain(pfc.requests.iter(), pfc.indications.iter());
+                for (dst, v) in row.counters.iter_mut().skip(PFC_COUNTERS).zip(per_prio) {
+                    *dst = *v;
+                }
+                row.counters_mask |= ((1u32 << (2 * PFC_PRIOS)) - 1) << PFC_COUNTERS;
             }
         }
         sum.add(&counters_of(&row.counters, row.counters_mask));
@@ -132,7 +156,7 @@ pub(crate) fn fill(bond: &Bond, info: &mut KnobsInfo) {
 /// A filled snapshot on the heap.
 pub(crate) fn snapshot(bond: &Bond) -> Result<KBox<KnobsInfo>> {
     let mut info = KnobsInfo::new_boxed()?;
-    fill(bond, &mut info);
+    fill(bond, &mut info, Reads::Counters);
     Ok(info)
 }
 

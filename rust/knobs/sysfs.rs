@@ -14,7 +14,9 @@ use crate::{
     bond::{emit, Bond, BufWriter},
     ffi::{knob_attr, KnobsInfo, KNOB_ECN_COUNT},
     policy::{
-        congestion::{member_knob_status, Counters, Errno, COUNTERS},
+        congestion::{
+            member_knob_status, Counters, Errno, COUNTERS, COUNTER_COUNT, PAUSE_COUNTERS,
+        },
         knobs::{self, ConfigError, Knob},
         MemberIndex,
     },
@@ -139,13 +141,13 @@ pub(crate) fn bond_show(bond: &Bond, attr: u32, page: &mut [u8]) -> isize {
     }
     match attr {
         knob_attr::ECN_STATUS => ecn_status(bond, page),
-        knob_attr::ECN_COUNTERS => counters(bond, page, 0..4),
+        knob_attr::ECN_COUNTERS => counters(bond, page, 0..PAUSE_COUNTERS),
         knob_attr::PFC_ENABLE => {
             let v = bond.knobs.settings.lock().pfc_bitmap();
             emit(page, format_args!("{}\n", BitmapText(v)))
         }
         knob_attr::PFC_STATUS => pfc_status(bond, page),
-        knob_attr::PFC_COUNTERS => counters(bond, page, 4..6),
+        knob_attr::PFC_COUNTERS => counters(bond, page, PAUSE_COUNTERS..COUNTER_COUNT),
         _ => EINVAL.to_errno() as isize,
     }
 }

@@ -326,7 +326,10 @@ pub const fn outcome_status(outcome: PfcOutcome) -> KnobStatus {
 }
 
 /// Congestion counters the bond sums over its members, with mlx5's names
-/// (`rdma statistic` / `hw_counters`), then IEEE 802.3x pause frames.
+/// (`rdma statistic` / `hw_counters`), then IEEE 802.3x global PAUSE frames
+/// (ethtool), then PFC frames per priority (dcbnl `ieee_pfc`: requests
+/// sent, indications received). PAUSE and PFC are counted apart: a link
+/// runs one or the other.
 pub const COUNTERS: [&str; COUNTER_COUNT] = [
     "np_ecn_marked_roce_packets",
     "np_cnp_sent",
@@ -334,10 +337,33 @@ pub const COUNTERS: [&str; COUNTER_COUNT] = [
     "rp_cnp_ignored",
     "tx_pause_frames",
     "rx_pause_frames",
+    "tx_pfc_prio0",
+    "tx_pfc_prio1",
+    "tx_pfc_prio2",
+    "tx_pfc_prio3",
+    "tx_pfc_prio4",
+    "tx_pfc_prio5",
+    "tx_pfc_prio6",
+    "tx_pfc_prio7",
+    "rx_pfc_prio0",
+    "rx_pfc_prio1",
+    "rx_pfc_prio2",
+    "rx_pfc_prio3",
+    "rx_pfc_prio4",
+    "rx_pfc_prio5",
+    "rx_pfc_prio6",
+    "rx_pfc_prio7",
 ];
 
 /// Number of [`COUNTERS`].
-pub const COUNTER_COUNT: usize = 6;
+pub const COUNTER_COUNT: usize = 22;
+
+/// Index in [`COUNTERS`] of `tx_pause_frames` (`rx_pause_frames` follows).
+pub const PAUSE_COUNTERS: usize = 4;
+/// Index in [`COUNTERS`] of `tx_pfc_prio0`; `rx_pfc_prio0` is 8 after it.
+pub const PFC_COUNTERS: usize = 6;
+/// Priorities of PFC.
+pub const PFC_PRIOS: usize = 8;
 
 /// Counter values of one member or of the bond: `None` where unavailable.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]

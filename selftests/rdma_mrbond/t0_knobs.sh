@@ -103,6 +103,13 @@ test_counters() {
 	grep -qx 'tx_pause_frames 6' "$B0/pfc/counters" && grep -qx 'rx_pause_frames 8' "$B0/pfc/counters" &&
 		grep -qx 'rxed0 tx_pause_frames 3' "$B0/pfc/counters" || return 1
 	grep -qx 'tx_pause_frames unavailable' "$B1/pfc/counters" || { cat "$B1/pfc/counters"; return 1; }
+	# PFC frames per priority, apart from 802.3x pause: the double counts
+	# p + 1 sent and 10 * (p + 1) received at priority p, per netdev.
+	grep -qx 'tx_pfc_prio3 8' "$B0/pfc/counters" && grep -qx 'rx_pfc_prio3 80' "$B0/pfc/counters" &&
+		grep -qx 'rxed1 tx_pfc_prio0 1' "$B0/pfc/counters" || return 1
+	# veth has no dcbnl: no PFC counters, not zeros.
+	grep -qx 'rx_pfc_prio7 unavailable' "$B1/pfc/counters" || return 1
+	[[ $(show_json mrbond0 | jq -r '.[0].counters.rx_pfc_prio7') == 160 ]] || return 1
 	[[ $(show_json mrbond0 | jq -r '.[0].members[0].counters.np_ecn_marked_roce_packets') == unavailable ]] ||
 		return 1
 	[[ $(show_json mrbond0 | jq -r '.[0].counters.tx_pause_frames') == 6 ]]

@@ -20,7 +20,10 @@
  *				   to 30 s) for a write to .../release
  *	none                       no fault
  *
- * Each netdev reports 3 transmitted and 4 received pause frames.
+ * Each netdev reports 3 transmitted and 4 received IEEE 802.3x pause
+ * frames (ethtool), and for PFC priority i, i + 1 frames sent (ieee_pfc
+ * requests) and 10 * (i + 1) received (indications); as a real driver's,
+ * those counters are not written by ieee_setpfc.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -132,7 +135,11 @@ static int dcbt_ieee_setpfc(struct net_device *dev, struct ieee_pfc *pfc)
 		dcbt_record(dev, "setpfc", pfc->pfc_en, -err);
 		return -err;
 	}
-	p->pfc = *pfc;
+	/* The configuration; the frame counters are the device's own. */
+	p->pfc.pfc_cap = pfc->pfc_cap;
+	p->pfc.pfc_en = pfc->pfc_en;
+	p->pfc.mbc = pfc->mbc;
+	p->pfc.delay = pfc->delay;
 	if (f == DCBT_MISMATCH)
 		p->pfc.pfc_en ^= 0x01;
 	dcbt_record(dev, "setpfc", pfc->pfc_en, 0);
@@ -193,6 +200,7 @@ static const struct net_device_ops dcbt_netdev_ops = {
 static void dcbt_setup(struct net_device *dev)
 {
 	struct dcbt_priv *p = netdev_priv(dev);
+	int i;
 
 	ether_setup(dev);
 	dev->netdev_ops = &dcbt_netdev_ops;
@@ -203,6 +211,10 @@ static void dcbt_setup(struct net_device *dev)
 	eth_hw_addr_random(dev);
 	netif_carrier_off(dev);
 	p->pfc.pfc_cap = IEEE_8021QAZ_MAX_TCS;
+	for (i = 0; i < IEEE_8021QAZ_MAX_TCS; i++) {
+		p->pfc.requests[i] = i + 1;
+		p->pfc.indications[i] = 10 * (i + 1);
+	}
 }
 
 static struct rtnl_link_ops dcbt_link_ops = {

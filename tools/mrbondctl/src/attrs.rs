@@ -123,13 +123,29 @@ pub const ECN_KNOBS: usize = 20;
 pub const DCQCN_KNOBS: usize = 18;
 
 /// Counter names by attribute number - 1 (`enum { RDMA_MRBOND_A_COUNTERS_* }`).
-pub const COUNTER_NAMES: [&str; 6] = [
+pub const COUNTER_NAMES: [&str; 22] = [
     "np_ecn_marked_roce_packets",
     "np_cnp_sent",
     "rp_cnp_handled",
     "rp_cnp_ignored",
     "tx_pause_frames",
     "rx_pause_frames",
+    "tx_pfc_prio0",
+    "tx_pfc_prio1",
+    "tx_pfc_prio2",
+    "tx_pfc_prio3",
+    "tx_pfc_prio4",
+    "tx_pfc_prio5",
+    "tx_pfc_prio6",
+    "tx_pfc_prio7",
+    "rx_pfc_prio0",
+    "rx_pfc_prio1",
+    "rx_pfc_prio2",
+    "rx_pfc_prio3",
+    "rx_pfc_prio4",
+    "rx_pfc_prio5",
+    "rx_pfc_prio6",
+    "rx_pfc_prio7",
 ];
 
 /// Spec name of a bond attribute number, for extack "missing attribute" reports.
