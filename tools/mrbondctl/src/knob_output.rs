@@ -248,7 +248,13 @@ mod tests {
                     ..KnobStatus::default()
                 },
             ],
-            counters: Some(Counters([None, None, None, None, Some(3), Some(4)])),
+            counters: Some(Counters({
+                let mut c = [None; COUNTER_NAMES.len()];
+                c[4] = Some(3);
+                c[5] = Some(4);
+                c[9] = Some(7); // tx_pfc_prio3
+                c
+            })),
             pfc_override: Some(0x0c),
             ..Member::default()
         }
@@ -269,6 +275,8 @@ mod tests {
         assert_eq!(o, json!("0x0c"));
         assert_eq!(c["np_cnp_sent"], json!("unavailable"));
         assert_eq!(c["tx_pause_frames"], json!(3));
+        assert_eq!(c["tx_pfc_prio3"], json!(7));
+        assert_eq!(c["rx_pfc_prio3"], json!("unavailable"));
     }
 
     #[test]
