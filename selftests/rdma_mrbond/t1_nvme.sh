@@ -553,11 +553,13 @@ test_member_removed() {
 # Defect: the REQ listener a member gets when it (re)joins was live before
 # its context was set, and a REQ in between made the handler dereference
 # NULL; peers reconnect exactly when members rejoin. hostb re-creates rxe1
-# with that window held open for 4 s by the injection point, while hosta
-# connects extra controllers in a loop (their queues spread over the rails,
-# so REQs reach rxe1): hostb must survive, and the loop's connects succeed.
+# with that window held open for 8 s by the injection point and says when
+# it is open; hosta, its rxe0 drained so that its new QPs (and their REQs)
+# take rail 1, then connects extra controllers in a loop: hostb must
+# survive, and the connects succeed.
 
 LISTEN_VICTIM=rxe1
+LISTEN_OPEN=$MRBOND_RUN/listen-open
 
 test_regress_listen_context_race() {
 	local rc=0 out=$TB_TMP/listen nic ok=0 tries=0 end c before
@@ -569,33 +571,37 @@ test_regress_listen_context_race() {
 	if [[ $MRBOND_ROLE == hostb ]]; then
 		nic=$(slave_of_link "${LISTEN_VICTIM#rxe}") || rc=1
 		barrier listen-armed 300 || rc=1
-		sleep 2
-		inject_arm cm_listen 4000 || rc=1
+		inject_arm cm_listen 8000 || rc=1
 		bq -t 60 rdma link del "$LISTEN_VICTIM" && bq -t 60 rdma link add "$LISTEN_VICTIM" type rxe netdev "$nic" || rc=1
+		if wait_until 30 eval '(($(inject_hits cm_listen) > 0))'; then
+			touch "$LISTEN_OPEN"
+		else
+			echo "the listener window was never opened"
+			rc=1
+		fi
 		wait_until 60 member_is "$LISTEN_VICTIM" usable || { echo "$LISTEN_VICTIM: $(member_state "$LISTEN_VICTIM")"; rc=1; }
-		(($(inject_hits cm_listen) > 0)) || { echo "the listener window was never opened"; rc=1; }
 		barrier listen-done 600 || rc=1
 	else
-		barrier listen-armed 300 || rc=1
+		modprobe nvme-rdma || rc=1
+		bq "$CTL" member set mrbond0 rxe0 --admin drain || rc=1
 		before=$(ls /sys/class/nvme)
-		end=$((SECONDS + 20))
-		while ((SECONDS < end)); do
+		barrier listen-armed 300 || rc=1
+		wait_until 60 test -e "$LISTEN_OPEN" || { echo "hostb never opened the window"; rc=1; }
+		end=$((EPOCHSECONDS + 20))
+		while ((EPOCHSECONDS < end)); do
 			tries=$((tries + 1))
 			# A host NQN of its own: nvme-cli refuses a second
 			# controller of the same host, -D or not.
 			bounded 60 "$out" nvme connect -t rdma -a "$TARGET_IP" -s 4420 -n "$NQN" \
 				--hostnqn="nqn.2026-12.io.mrbond:listen-$tries" \
-				--nr-io-queues=2 --reconnect-delay=1 --ctrl-loss-tmo=5 && ok=$((ok + 1))
+				--nr-io-queues=1 --reconnect-delay=1 --ctrl-loss-tmo=5 && ok=$((ok + 1))
 			for c in $(comm -13 <(echo "$before") <(ls /sys/class/nvme)); do
 				bounded 60 "$out.d" nvme disconnect -d "$c"
 			done
 		done
+		bq "$CTL" member set mrbond0 rxe0 --admin up || rc=1
 		echo "extra controllers: $ok of $tries connects succeeded"
 		((ok > 0)) || { echo "no connect succeeded"; cat "$out"; rc=1; }
-		# Left behind by a connect that ended in error.
-		for c in $(comm -13 <(echo "$before") <(ls /sys/class/nvme)); do
-			bounded 60 "$out.d" nvme disconnect -d "$c"
-		done
 		barrier listen-done 600 || rc=1
 	fi
 	! dmesg | grep -E 'BUG:|Oops|general protection' || { echo "kernel oops"; rc=1; }
