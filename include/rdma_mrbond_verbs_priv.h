@@ -130,6 +130,7 @@ struct mrbond_cq {
 	u32 next;		/* round-robin start of the member polls */
 	bool armed;		/* req_notify_cq since the last callback */
 	struct work_struct kick_work;	/* mrbond_cq_kick_later(), on cb_wq */
+	struct work_struct err_work;	/* IB_EVENT_CQ_ERR, on cb_wq */
 	spinlock_t swq_lock;
 	struct ib_wc *swq;	/* synthesised completions, a ring */
 	u32 swq_mask;

@@ -18,9 +18,30 @@
 
 #include "rdma_mrbond_verbs_priv.h"
 
+/*
+ * Synthesised completions a CQ can hold: 2^20 (72 MiB of struct ib_wc).
+ * Enough for every WR of a ULP's QPs on any CQ a ULP sizes to its WRs
+ * short of that; past it an overflow is reported as IB_EVENT_CQ_ERR.
+ */
+#define MRBOND_SWQ_MAX	(1U << 20)
+
 static void mrbond_cq_kick_work(struct work_struct *work)
 {
 	mrbond_cq_kick(container_of(work, struct mrbond_cq, kick_work));
+}
+
+/* The software queue overflowed: completions were lost, as on a CQ overrun. */
+static void mrbond_cq_err_work(struct work_struct *work)
+{
+	struct mrbond_cq *cq = container_of(work, struct mrbond_cq, err_work);
+	struct ib_event ev = {
+		.device = cq->ibcq.device,
+		.element.cq = &cq->ibcq,
+		.event = IB_EVENT_CQ_ERR,
+	};
+
+	if (cq->ibcq.event_handler)
+		cq->ibcq.event_handler(&ev, cq->ibcq.cq_context);
 }
 
 int mrbond_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
@@ -39,7 +60,7 @@ int mrbond_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	 * the ULP sized the CQ for those WRs: twice is a margin for drain
 	 * markers and WRs the member had already retired unsignaled.
 	 */
-	size = roundup_pow_of_two(2 * attr->cqe + 16);
+	size = min(roundup_pow_of_two(2 * attr->cqe + 16), MRBOND_SWQ_MAX);
 	cq->swq = kvcalloc(size, sizeof(*cq->swq), GFP_KERNEL);
 	if (!cq->swq)
 		return -ENOMEM;
@@ -50,6 +71,7 @@ int mrbond_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	spin_lock_init(&cq->poll_lock);
 	spin_lock_init(&cq->swq_lock);
 	INIT_WORK(&cq->kick_work, mrbond_cq_kick_work);
+	INIT_WORK(&cq->err_work, mrbond_cq_err_work);
 
 	mutex_lock(&v->objs_lock);
 	list_add_tail(&cq->node, &v->cqs);
@@ -65,6 +87,7 @@ int mrbond_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 
 	/* The core only gets here once no QP uses the CQ. */
 	cancel_work_sync(&cq->kick_work);
+	cancel_work_sync(&cq->err_work);
 	mutex_lock(&v->objs_lock);
 	list_del(&cq->node);
 	for (m = 0; m < MRBOND_MAX_MEMBERS; m++) {
@@ -189,11 +212,12 @@ int mrbond_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 
 /*
  * Queues a completion the vdev makes (a flush, a GSI completion); false if
- * the software queue is full (the CQ is then in error, as a hardware CQ
- * overrun). Any context.
+ * the software queue is full: the CQ is then in error, as on a hardware CQ
+ * overrun, and its consumer gets IB_EVENT_CQ_ERR (once). Any context.
  */
 bool mrbond_cq_push(struct mrbond_cq *cq, const struct ib_wc *wc)
 {
+	struct mrbond_vdev *v = mrbond_vdev_of(cq->ibcq.device);
 	unsigned long flags;
 	bool ok = false;
 
@@ -206,6 +230,7 @@ bool mrbond_cq_push(struct mrbond_cq *cq, const struct ib_wc *wc)
 		cq->swq_overflow = true;
 		pr_err("%s: CQ overrun by completions of the vdev\n",
 		       dev_name(&cq->ibcq.device->dev));
+		queue_work(v->cb_wq, &cq->err_work);
 	}
 	spin_unlock_irqrestore(&cq->swq_lock, flags);
 	return ok;

@@ -160,11 +160,6 @@ pub(crate) fn member_show(bond: &Bond, slot: u32, attr: u32, page: &mut [u8]) ->
     }
 }
 
-fn parse_u64(input: &[u8]) -> Option<u64> {
-    let s = core::str::from_utf8(trim(input)).ok()?;
-    s.parse::<u64>().ok()
-}
-
 /// Stores a member attribute (`weight`, `admin`).
 pub(crate) fn member_store(bond: &Bond, slot: u32, attr: u32, input: &[u8]) -> i32 {
     let Some(m) = usize::try_from(slot).ok().and_then(MemberIndex::new) else {
@@ -176,7 +171,8 @@ pub(crate) fn member_store(bond: &Bond, slot: u32, attr: u32, input: &[u8]) -> i
             return ENODEV.to_errno();
         }
         match attr {
-            MEMBER_WEIGHT => match parse_u64(input).map(knobs::validate_weight) {
+            // The knobs' parser: every sysfs number takes the same input.
+            MEMBER_WEIGHT => match knobs::parse_number(input).ok().map(knobs::validate_weight) {
                 Some(Ok(w)) => match st.placer.set_weight(m, w) {
                     Ok(()) => 0,
                     Err(_) => EINVAL.to_errno(),

@@ -386,23 +386,22 @@ impl BondMode {
     }
 }
 
-/// Drops trailing newlines and NULs (sysfs writes end in `\n`, netlink
-/// strings in NUL).
+/// The value of a write: trailing NULs dropped (netlink strings), then at
+/// most one trailing newline (what `echo` adds and the kernel's `kstrto*`
+/// accept), so that every sysfs file takes the same input.
 pub fn trim(mut s: &[u8]) -> &[u8] {
-    while let Some((last, rest)) = s.split_last() {
-        if *last == b'\n' || *last == 0 {
-            s = rest;
-        } else {
-            break;
-        }
+    while let Some((0, rest)) = s.split_last() {
+        s = rest;
     }
-    s
+    s.strip_suffix(b"\n").unwrap_or(s)
 }
 
 /// Parses an unsigned number as sysfs writes it: decimal, or hexadecimal
 /// after `0x` (PFC bitmaps), with an optional trailing newline.
 pub fn parse_number(input: &[u8]) -> Result<u64, ConfigError> {
+    // An optional `+`, as `kstrtou64` takes.
     let s = trim(input);
+    let s = s.strip_prefix(b"+").unwrap_or(s);
     let (digits, radix) = match s {
         [b'0', b'x' | b'X', rest @ ..] => (rest, 16u64),
         _ => (s, 10u64),

@@ -202,6 +202,20 @@ test_regress_netns() {
 	((fails == 0))
 }
 
+# Defect: sysfs numbers parsed differently by file (ecn/ and pfc/ took
+# "7\n\n" and refused "+7", weight the opposite). Both now take what
+# kstrtou64 takes: an optional '+', one trailing newline at most.
+test_sysfs_numbers_parse_alike() {
+	local b=$SYS/mrbond0/mrbond rc=0 f
+	for f in "$b/members/rxe0/weight" "$b/ecn/rp_rpg_gd"; do
+		echo +7 >"$f" || { echo "$f: +7 refused"; rc=1; }
+		[[ $(cat "$f") == 7 ]] || { echo "$f: $(cat "$f") after +7"; rc=1; }
+		printf '7\n\n' >"$f" 2>/dev/null && { echo "$f: 7 and two newlines accepted"; rc=1; }
+	done
+	echo 100 >"$b/members/rxe0/weight" && echo 11 >"$b/ecn/rp_rpg_gd" || rc=1
+	return $rc
+}
+
 test_link_ops() {
 	rdma link add mrb1 type mrbond netdev m2 || return 1
 	[[ $(cat "$SYS/mrb1/mrbond/member_list") == rxe2 ]] || return 1
@@ -255,7 +269,7 @@ test_unload_with_bonds() {
 	rdma dev show rxe0 >/dev/null || { echo "members harmed"; return 1; }
 }
 
-ktap_header 16
+ktap_header 17
 if ! out=$(setup_t0 2>&1); then
 	echo "$out" | sed 's/^/# /'
 	echo "Bail out! T0 setup failed"
@@ -270,6 +284,7 @@ run_test member_netdev_down_up test_link_down_member
 run_test refused_inputs_change_nothing test_bad_inputs
 run_test regress_member_add_duplicate test_regress_member_add_duplicate
 run_test regress_netns test_regress_netns
+run_test regress_sysfs_numbers_parse_alike test_sysfs_numbers_parse_alike
 run_test create_destroy_rdma_link test_link_ops
 run_test create_destroy_netlink test_destroy_netlink
 run_test monitor_member_events test_monitor_events

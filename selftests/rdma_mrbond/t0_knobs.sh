@@ -300,6 +300,11 @@ bad_input() {
 		echo "$name: expected '$want', got: $out"
 		return 1
 	fi
+	# A refusal changed nothing: no member outcome to warn about.
+	if [[ $out == *"warning:"* ]]; then
+		echo "$name: member warnings after a refusal: $out"
+		return 1
+	fi
 	if [[ $before != "$after" ]]; then
 		echo "$name: state changed"
 		diff <(echo "$before") <(echo "$after")

@@ -106,6 +106,9 @@ proptest! {
         prop_assert_eq!(knobs::parse_number(format!("{v}\n").as_bytes()), Ok(v));
         prop_assert_eq!(knobs::parse_number(format!("0x{v:x}").as_bytes()), Ok(v));
         prop_assert_eq!(knobs::parse_number(format!("{v}x").as_bytes()), Err(ConfigError::NotANumber));
+        // As kstrtou64: an optional '+', one trailing newline at most.
+        prop_assert_eq!(knobs::parse_number(format!("+{v}\n").as_bytes()), Ok(v));
+        prop_assert_eq!(knobs::parse_number(format!("{v}\n\n").as_bytes()), Err(ConfigError::NotANumber));
     }
 }
 

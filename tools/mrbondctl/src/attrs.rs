@@ -122,6 +122,10 @@ pub const ECN_KNOBS: usize = 20;
 /// Number of DCQCN parameters (ids `0..DCQCN_KNOBS`).
 pub const DCQCN_KNOBS: usize = 18;
 
+/// How the module's extack of a PFC_SET begins when the request was applied
+/// but a member failed (`rust/knobs/netlink.rs`), unlike a refusal.
+pub const PFC_MEMBER_FAILED: &str = "mrbond: PFC failed on a member";
+
 /// Counter names by attribute number - 1 (`enum { RDMA_MRBOND_A_COUNTERS_* }`).
 pub const COUNTER_NAMES: [&str; 22] = [
     "np_ecn_marked_roce_packets",

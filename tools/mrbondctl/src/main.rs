@@ -323,9 +323,22 @@ fn pfc_cmd(c: &mut Client, cmd: PfcCmd) -> Result<(), Error> {
     let args = knob_args::parse_pfc(&settings).unwrap_or_else(|e| usage_error(&e));
     let member = args.member.as_ref().map(|(d, o)| (d.as_str(), *o));
     let result = c.request(msg::pfc_set(&name, args.bitmap, member)?);
-    // Every member's outcome, also when one failed.
+    // Every member's outcome when the bond applied the request, also when
+    // a member failed; none for a refused request, which changed nothing.
+    let applied = match &result {
+        Ok(_) => true,
+        Err(Error::Kernel(k)) => k
+            .msg
+            .as_deref()
+            .is_some_and(|m| m.starts_with(attrs::PFC_MEMBER_FAILED)),
+        Err(_) => false,
+    };
     let pfc_enable = 1 << attrs::ECN_KNOBS;
-    let warned = warn_not_applied(c, &name, pfc_enable);
+    let warned = if applied {
+        warn_not_applied(c, &name, pfc_enable)
+    } else {
+        Ok(())
+    };
     result?;
     warned
 }
