@@ -300,6 +300,30 @@ test_regress_map_mr_sg_vs_detach() {
 	return $rc
 }
 
+# Defect: the bond called a ULP's completion handler from inside the ULP's
+# own post (a post to a QP whose member is gone completes at once), and
+# QP_FATAL with its locks held; no HCA does either, and a ULP that posts
+# under its own lock deadlocks. kperf's probe QP, on an armed CQ, posts
+# after its member was removed: the callback must come, from elsewhere.
+test_regress_callbacks_unlocked() {
+	local pid rc=0 i
+	kperf "$TB_TMP/cbprobe" dev=mrbond0 gid=$SERVICE mode=bw qps=1 pd_per_pair=1 \
+		cb_probe_ms=3000 &
+	pid=$!
+	sleep 1.5
+	rdma link del rxe0 && rdma link del rxe1 || rc=1
+	wait "$pid"
+	grep -E '^cb_' "$TB_TMP/cbprobe"
+	[[ $(field "$TB_TMP/cbprobe" cb_post) == 0 ]] || { echo "the probe post failed"; rc=1; }
+	(($(field "$TB_TMP/cbprobe" cb_calls) > 0)) || { echo "no completion callback"; rc=1; }
+	[[ $(field "$TB_TMP/cbprobe" cb_in_post) == 0 ]] ||
+		{ echo "the completion callback ran inside the ULP's post"; rc=1; }
+	for i in 0 1; do rdma link add rxe$i type rxe netdev m$i || rc=1; done
+	wait_for 20 eval '[[ $(member_state rxe0) == usable && $(member_state rxe1) == usable ]]' ||
+		{ echo "members not back"; rc=1; }
+	return $rc
+}
+
 test_after_failover_traffic() {
 	# Both members again: traffic must flow on the re-attached member too.
 	kperf "$TB_TMP/again" dev=mrbond0 gid=$SERVICE mode=bw qps=2 iters=100 \
@@ -423,7 +447,7 @@ test_unload() {
 	modprobe -r mrbond_kperf && "$CTL" bond del mrbond0 && modprobe -r rdma_mrbond
 }
 
-ktap_header 21
+ktap_header 22
 if ! out=$(setup 2>&1); then
 	echo "$out" | sed 's/^/# /'
 	echo "Bail out! T0 data path setup failed"
@@ -441,6 +465,7 @@ run_test member_removal_flushes_exactly_once test_member_removal_flush
 run_test regress_flush_during_detach test_regress_flush_during_detach
 run_test regress_place_unattached test_regress_place_unattached
 run_test regress_map_mr_sg_vs_detach test_regress_map_mr_sg_vs_detach
+run_test regress_callbacks_unlocked test_regress_callbacks_unlocked
 run_test traffic_after_failover test_after_failover_traffic
 run_test nvme_connect_over_bond test_nvme_connect
 run_test nvme_fio_verify test_nvme_fio

@@ -44,6 +44,13 @@
  *                     context (as rpcrdma and iSER map) for N ms, 1 ms
  *                     apart, while the caller removes members; result
  *                     keys maps and map_errors [0]
+ *   cb_probe_ms=N     bw: instead of the WRITEs, a probe QP on its own armed
+ *                     CQ (on pair 0's PD) waits N ms, during which the
+ *                     caller removes its member, then posts one SEND; the
+ *                     completion callback must come, and not from inside
+ *                     that post (a device that calls back into the ULP's
+ *                     own post breaks ULPs that post under their locks);
+ *                     result keys cb_post, cb_calls, cb_in_post [0]
  *   abandon=0|1       bw: first, A_0 posts depth RDMA WRITEs, left to
  *                     complete unpolled, and is destroyed without a drain
  *                     (as a ULP tearing down after an error may do); pair 0
@@ -184,6 +191,7 @@ struct kperf_params {
 	u32 pd_per_pair;
 	u32 abandon;
 	u32 remap_ms;
+	u32 cb_probe_ms;
 };
 
 /* Head of every SEND payload; the rest is a pattern seeded by it. */
@@ -287,6 +295,10 @@ struct kperf_run {
 	u64 seq_dups;
 	u64 seq_gaps;
 	u64 post_errors;
+	int cb_post;		/* cb_probe_ms: the probe post's return */
+	atomic_t cb_calls;	/* completion callbacks of the probe CQ */
+	atomic_t cb_in_post;	/* ... made from inside the probe post */
+	struct task_struct *cb_poster;	/* set around the probe post */
 	u64 maps;		/* remap_ms: ib_map_mr_sg() calls */
 	u64 map_errors;		/* remap_ms: calls that did not map 1 entry */
 	u64 abandoned;		/* WRs of A_0 outstanding when destroyed */
@@ -1380,6 +1392,65 @@ static int kperf_remap(struct kperf_run *r)
 	return 0;
 }
 
+static void kperf_probe_comp(struct ib_cq *cq, void *ctx)
+{
+	struct kperf_run *r = ctx;
+
+	atomic_inc(&r->cb_calls);
+	if (READ_ONCE(r->cb_poster) == current)
+		atomic_inc(&r->cb_in_post);
+}
+
+/*
+ * cb_probe_ms: where a completion callback comes from when a post to a QP
+ * whose member is gone completes at once. The probe QP never leaves RESET:
+ * with its member gone, the device completes the post itself.
+ */
+static int kperf_cb_probe(struct kperf_run *r)
+{
+	struct ib_cq_init_attr ca = { .cqe = 16 };
+	struct ib_qp_init_attr qa = {
+		.qp_type = IB_QPT_RC,
+		.sq_sig_type = IB_SIGNAL_ALL_WR,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ib_send_wr wr = { .opcode = IB_WR_SEND, .send_flags = IB_SEND_SIGNALED };
+	struct ib_wc wc;
+	struct ib_qp *qp;
+	struct ib_cq *cq;
+	int ret = 0;
+
+	cq = ib_create_cq(r->dev, kperf_probe_comp, NULL, r, &ca);
+	if (IS_ERR(cq))
+		return PTR_ERR(cq);
+	qa.send_cq = cq;
+	qa.recv_cq = cq;
+	qp = ib_create_qp(r->pds[0], &qa);
+	if (IS_ERR(qp)) {
+		ret = PTR_ERR(qp);
+		goto out_cq;
+	}
+	msleep(r->p.cb_probe_ms);
+	/* Armed now: the member's removal may have taken an earlier arm. */
+	while (ib_poll_cq(cq, 1, &wc) > 0)
+		;
+	atomic_set(&r->cb_calls, 0);
+	ib_req_notify_cq(cq, IB_CQ_NEXT_COMP);
+	WRITE_ONCE(r->cb_poster, current);
+	r->cb_post = ib_post_send(qp, &wr, NULL);
+	WRITE_ONCE(r->cb_poster, NULL);
+	/* A deferred callback has a second to come. */
+	msleep(1000);
+	while (ib_poll_cq(cq, 1, &wc) > 0)
+		;
+	ib_destroy_qp(qp);
+out_cq:
+	ib_destroy_cq(cq);
+	r->t_end = ktime_get_ns();
+	return ret;
+}
+
 static bool kperf_lat_done(struct kperf_run *r)
 {
 	u32 i;
@@ -1662,6 +1733,10 @@ static void kperf_report(struct kperf_run *r)
 			 "verify_errors=%llu\nseq_dups=%llu\nseq_gaps=%llu\npost_errors=%llu\n",
 			 r->posted, r->ok, r->flush, r->err, r->stop_flush, r->dups, r->lost,
 			 r->verify_errors, r->seq_dups, r->seq_gaps, r->post_errors);
+	if (r->p.cb_probe_ms)
+		len += scnprintf(buf + len, max - len, "cb_post=%d\ncb_calls=%d\ncb_in_post=%d\n",
+				 r->cb_post, atomic_read(&r->cb_calls),
+				 atomic_read(&r->cb_in_post));
 	if (r->p.remap_ms)
 		len += scnprintf(buf + len, max - len, "maps=%llu\nmap_errors=%llu\n",
 				 r->maps, r->map_errors);
@@ -1721,6 +1796,8 @@ static int kperf_run(const struct kperf_params *p)
 		r->t_start = ktime_get_ns();
 		if (p->mode == KPERF_BW && p->remap_ms)
 			ret = kperf_remap(r);
+		else if (p->mode == KPERF_BW && p->cb_probe_ms)
+			ret = kperf_cb_probe(r);
 		else if (p->mode == KPERF_BW && p->abandon)
 			ret = kperf_abandon(r) ?: kperf_bw(r);
 		else if (p->mode == KPERF_BW)
@@ -1766,6 +1843,7 @@ static const struct kperf_key kperf_keys[] = {
 	{ "pd_per_pair", offsetof(struct kperf_params, pd_per_pair), 0, 1 },
 	{ "abandon", offsetof(struct kperf_params, abandon), 0, 1 },
 	{ "remap_ms", offsetof(struct kperf_params, remap_ms), 0, 60000 },
+	{ "cb_probe_ms", offsetof(struct kperf_params, cb_probe_ms), 0, 60000 },
 };
 
 static int kperf_parse_kv(struct kperf_params *p, const char *key, const char *val,
@@ -1846,8 +1924,9 @@ static int kperf_parse(char *cmd, struct kperf_params *p)
 		       p->qps, p->pd_per_pair);
 		return -EINVAL;
 	}
-	if (p->remap_ms && (p->mode != KPERF_BW || p->abandon)) {
-		pr_err("remap_ms: needs mode=bw without abandon\n");
+	if ((p->remap_ms || p->cb_probe_ms) &&
+	    (p->mode != KPERF_BW || p->abandon || (p->remap_ms && p->cb_probe_ms))) {
+		pr_err("remap_ms, cb_probe_ms: one of them, with mode=bw and without abandon\n");
 		return -EINVAL;
 	}
 	if (p->abandon && (p->mode != KPERF_BW || p->qps < 2)) {
