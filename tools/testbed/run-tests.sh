@@ -98,10 +98,12 @@ guest_suite t1-bench t1 selftests/rdma_mrbond/t1_bench.sh 1200 --links "${MRBOND
 guest_suite t1-control t1 selftests/rdma_mrbond/t1_control.sh 1200 --links "${MRBOND_LINKS:-2}"
 guest_suite t1-nvme t1 selftests/rdma_mrbond/t1_nvme.sh 1500 --links "${MRBOND_LINKS:-2}"
 
-# The suites that drive rdma_mrbond's locks, again on the lock-checking
-# kernel (config.debug: lockdep, sleeps in atomic context, list and
-# work-object misuse), which fail them through the runner's console check;
-# "Debug kernel" in the testbed guide. The modules are built for it in a
+# The suites that drive rdma_mrbond's locks and memory, again on the
+# checking kernel (config.debug: lockdep, sleeps in atomic context, list and
+# work-object misuse, KASAN, kmemleak), which fail them through the
+# runner's console check and their kmemleak_clean test; "Debug kernel" in
+# the testbed guide. The T0 bench (the policy core's KUnit checks, module
+# load) is not repeated: it takes no lock the other suites do not. The modules are built for it in a
 # copy of the sources, so that this tree keeps the CI kernel's objects.
 # MRBOND_DEBUG_SUITES=0 leaves the stage out (a quicker developer run).
 if [[ ${MRBOND_DEBUG_SUITES:-1} == 1 ]]; then
@@ -117,7 +119,6 @@ if [[ ${MRBOND_DEBUG_SUITES:-1} == 1 ]]; then
 	[[ -f $DSRC/rdma_mrbond.ko ]] || finish
 	check debug-module-guest-install bash tools/testbed/install-modules.sh "$DKDIR/build" "$DSRC"
 	GUEST_KBUILD=$DKDIR/build
-	guest_suite debug-t0-bench t0 selftests/rdma_mrbond/t0_single.sh 1200
 	guest_suite debug-t0-control t0 selftests/rdma_mrbond/t0_control.sh 1800
 	guest_suite debug-t0-datapath t0 selftests/rdma_mrbond/t0_datapath.sh 2400 --cpus 2
 	guest_suite debug-t0-knobs t0 selftests/rdma_mrbond/t0_knobs.sh 1800
