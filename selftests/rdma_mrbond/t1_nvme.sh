@@ -436,6 +436,20 @@ fault_report() {
 	return $rc
 }
 
+# fio_after_fault PID OUT T0_US SECS WHAT: the fio run PID (output in OUT)
+# must end within SECS, with no error, while the fault WHAT (injected at
+# T0_US) lasts.
+fio_after_fault() {
+	local frc=0
+	wait_pid "$4" "$1" || frc=$?
+	if ((frc == 124)); then
+		echo "fio stalled: still running $4 s after the fault, with $5 in place"
+		return 1
+	fi
+	echo "fio finished $(ms_since_us "$3") ms after the fault"
+	fio_ok "$2" $frc
+}
+
 # fault_under_fio MARK MEMBER FAULT REPAIR, on hosta: fio runs, the function
 # FAULT takes MEMBER out, fio must end on time without an error, then REPAIR
 # restores it. MARK names the fault in the kernel log.
@@ -458,14 +472,7 @@ fault_under_fio() {
 	$fault_on || { echo "fault $mark not injected"; rc=1; }
 	if [[ -n $spid ]]; then
 		# fio must finish while the fault lasts: no stall, no error.
-		wait_pid $tail "$FIO_PID" || frc=$?
-		if ((frc == 124)); then
-			echo "fio stalled: still running $FIO_GRACE s after its runtime, with $mark in place"
-			rc=1
-		else
-			echo "fio finished $(ms_since_us "$t0") ms after the fault"
-			fio_ok "$out" $frc || rc=1
-		fi
+		fio_after_fault "$FIO_PID" "$out" "$t0" $tail "$mark" || rc=1
 		kill "$spid" 2>/dev/null
 		wait_pid 5 "$spid"
 		fault_report "$mark" "$samples" "$t0" "$hosted" || rc=1
@@ -703,21 +710,14 @@ test_nfs_fio_verify() {
 # the rail (or member) of rpcrdma's QP out; fio must finish without an
 # error, then REPAIR restores it.
 nfs_fault() {
-	local name=$1 fault_on=$2 fault_off=$3 out=$TB_TMP/nfs-$1 pid frc=0 t0 rc=0
+	local name=$1 fault_on=$2 fault_off=$3 out=$TB_TMP/nfs-$1 pid t0 rc=0
 	nfs_fio "$out" $FIO_RUNTIME &
 	pid=$!
 	sleep $FAULT_AT
 	kmark "nfs-$name"
 	t0=${EPOCHREALTIME/./}
 	$fault_on || { echo "fault $name not injected"; rc=1; }
-	wait_pid $((FIO_RUNTIME - FAULT_AT + FIO_GRACE + 30)) "$pid" || frc=$?
-	if ((frc == 124)); then
-		echo "fio stalled with the fault in place"
-		rc=1
-	else
-		echo "fio finished $(ms_since_us "$t0") ms after the fault"
-		fio_ok "$out" $frc || rc=1
-	fi
+	fio_after_fault "$pid" "$out" "$t0" $((FIO_RUNTIME - FAULT_AT + FIO_GRACE + 30)) "$name" || rc=1
 	klog_after "nfs-$name" | grep -E 'rpcrdma|mrbond0: member' | head -n 8
 	$fault_off || { echo "repair after $name failed"; rc=1; }
 	[[ -n $pid ]] && kill -0 "$pid" 2>/dev/null && wait_pid 120 "$pid"

@@ -126,31 +126,9 @@ pub const DCQCN_KNOBS: usize = 18;
 /// but a member failed (`rust/knobs/netlink.rs`), unlike a refusal.
 pub const PFC_MEMBER_FAILED: &str = "mrbond: PFC failed on a member";
 
-/// Counter names by attribute number - 1 (`enum { RDMA_MRBOND_A_COUNTERS_* }`).
-pub const COUNTER_NAMES: [&str; 22] = [
-    "np_ecn_marked_roce_packets",
-    "np_cnp_sent",
-    "rp_cnp_handled",
-    "rp_cnp_ignored",
-    "tx_pause_frames",
-    "rx_pause_frames",
-    "tx_pfc_prio0",
-    "tx_pfc_prio1",
-    "tx_pfc_prio2",
-    "tx_pfc_prio3",
-    "tx_pfc_prio4",
-    "tx_pfc_prio5",
-    "tx_pfc_prio6",
-    "tx_pfc_prio7",
-    "rx_pfc_prio0",
-    "rx_pfc_prio1",
-    "rx_pfc_prio2",
-    "rx_pfc_prio3",
-    "rx_pfc_prio4",
-    "rx_pfc_prio5",
-    "rx_pfc_prio6",
-    "rx_pfc_prio7",
-];
+/// Counter names by attribute number - 1 (`enum { RDMA_MRBOND_A_COUNTERS_* }`):
+/// the module's own list, from the policy core it is built from.
+pub use mrbond_policy::policy::congestion::COUNTERS as COUNTER_NAMES;
 
 /// Spec name of a bond attribute number, for extack "missing attribute" reports.
 pub fn bond_attr_name(nr: u16) -> Option<&'static str> {
