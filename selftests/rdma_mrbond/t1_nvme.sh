@@ -597,10 +597,11 @@ test_regress_listen_context_race() {
 		end=$((EPOCHSECONDS + 20))
 		while ((EPOCHSECONDS < end)); do
 			tries=$((tries + 1))
-			# A host NQN of its own: nvme-cli refuses a second
-			# controller of the same host, -D or not.
+			# A host address of its own: nvme-cli 2.3 refuses a
+			# second controller with the same addresses (-D or
+			# not, host NQN or not), and nvme0 has none.
 			bounded 60 "$out" nvme connect -t rdma -a "$TARGET_IP" -s 4420 -n "$NQN" \
-				--hostnqn="nqn.2026-12.io.mrbond:listen-$tries" \
+				--host-traddr="$(service_ip "$ME")" \
 				--nr-io-queues=1 --reconnect-delay=1 --ctrl-loss-tmo=5 && ok=$((ok + 1))
 			for c in $(comm -13 <(echo "$before") <(ls /sys/class/nvme)); do
 				bounded 60 "$out.d" nvme disconnect -d "$c"

@@ -10,9 +10,14 @@ LLVM_SUFFIX=${LLVM_SUFFIX:--19}
 KSRC_TARBALL=${KSRC_TARBALL:-/usr/src/linux-source-6.12.tar.xz}
 KBASE_CONFIG=$MRBOND_ROOT/tools/testbed/kernel/base.config
 KFRAGMENT=$MRBOND_ROOT/selftests/rdma_mrbond/config
-# MRBOND_KERNEL_DEBUG=1 adds lockdep and context checks (config.debug).
+# MRBOND_KERNEL_DEBUG=1 adds lockdep, context checks and kmemleak
+# (config.debug); MRBOND_KERNEL_DEBUG=kasan adds KASAN to them (config.kasan).
 KFRAGMENTS=("$KFRAGMENT")
-[[ ${MRBOND_KERNEL_DEBUG:-0} == 1 ]] && KFRAGMENTS+=("$MRBOND_ROOT/selftests/rdma_mrbond/config.debug")
+case ${MRBOND_KERNEL_DEBUG:-0} in
+1) KFRAGMENTS+=("$MRBOND_ROOT/selftests/rdma_mrbond/config.debug") ;;
+kasan) KFRAGMENTS+=("$MRBOND_ROOT/selftests/rdma_mrbond/config.debug"
+	"$MRBOND_ROOT/selftests/rdma_mrbond/config.kasan") ;;
+esac
 
 tb_log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 tb_die() { tb_log "FATAL: $*"; exit 1; }

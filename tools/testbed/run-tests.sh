@@ -125,4 +125,21 @@ if [[ ${MRBOND_DEBUG_SUITES:-1} == 1 ]]; then
 	guest_suite debug-t1-control t1 selftests/rdma_mrbond/t1_control.sh 2400 --links "${MRBOND_LINKS:-2}"
 	guest_suite debug-t1-nvme t1 selftests/rdma_mrbond/t1_nvme.sh 2400 --links "${MRBOND_LINKS:-2}"
 fi
+
+# Opt-in (MRBOND_KASAN_SUITES=1): the T0 data path on the debug kernel with
+# KASAN (config.kasan), where its use-after-free regression tests show; too
+# slow under TCG for CI ("Debug kernel" in the testbed guide).
+if [[ ${MRBOND_KASAN_SUITES:-0} == 1 ]]; then
+	KKDIR=$(MRBOND_KERNEL_DEBUG=kasan bash tools/testbed/build-kernel.sh) ||
+		{ record kasan-kernel 0 1; finish; }
+	KSRC=$LOGDIR/kasan-src
+	rm -rf "$KSRC" && mkdir -p "$KSRC" &&
+		git ls-files -z Kbuild Makefile rust include selftests |
+		xargs -0 cp --parents -t "$KSRC"
+	check kasan-module-build make -C "$KSRC" KDIR="$KKDIR/build" MRBOND_FAULT_INJECT=1 modules
+	[[ -f $KSRC/rdma_mrbond.ko ]] || finish
+	check kasan-module-guest-install bash tools/testbed/install-modules.sh "$KKDIR/build" "$KSRC"
+	GUEST_KBUILD=$KKDIR/build
+	guest_suite kasan-t0-datapath t0 selftests/rdma_mrbond/t0_datapath.sh 3600 --cpus 2
+fi
 finish
