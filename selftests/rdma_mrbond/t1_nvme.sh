@@ -566,6 +566,20 @@ test_member_removed() {
 # survive, and the connects succeed.
 
 LISTEN_VICTIM=rxe1
+
+# fabrics_connect: one more controller of the target, written to
+# /dev/nvme-fabrics with duplicate_connect; prints "instance=N,cntlid=M".
+fabrics_connect() {
+	local fd line
+	exec {fd}<>/dev/nvme-fabrics || return 1
+	if ! echo "transport=rdma,traddr=$TARGET_IP,trsvcid=4420,nqn=$NQN,nr_io_queues=1,reconnect_delay=1,ctrl_loss_tmo=5,duplicate_connect" >&"$fd"; then
+		exec {fd}>&-
+		return 1
+	fi
+	read -r line <&"$fd"
+	exec {fd}>&-
+	echo "$line"
+}
 LISTEN_OPEN=$MRBOND_RUN/listen-open
 
 test_regress_listen_context_race() {
@@ -597,12 +611,10 @@ test_regress_listen_context_race() {
 		end=$((EPOCHSECONDS + 20))
 		while ((EPOCHSECONDS < end)); do
 			tries=$((tries + 1))
-			# A host address of its own: nvme-cli 2.3 refuses a
-			# second controller with the same addresses (-D or
-			# not, host NQN or not), and nvme0 has none.
-			bounded 60 "$out" nvme connect -t rdma -a "$TARGET_IP" -s 4420 -n "$NQN" \
-				--host-traddr="$(service_ip "$ME")" \
-				--nr-io-queues=1 --reconnect-delay=1 --ctrl-loss-tmo=5 && ok=$((ok + 1))
+			# The kernel's own interface: nvme-cli 2.3 refuses a
+			# second controller of a target (-D, another host NQN
+			# or host address alike).
+			bounded 60 "$out" fabrics_connect && ok=$((ok + 1))
 			for c in $(comm -13 <(echo "$before") <(ls /sys/class/nvme)); do
 				bounded 60 "$out.d" nvme disconnect -d "$c"
 			done
