@@ -8,7 +8,10 @@
 # member and nvme-rdma reconnects over the other rail; fio must not see an
 # error. Captured on the peer, the RoCEv2 packets of bond QPs carry the
 # bond's DSCP with ECT(0) while ECN is on, and without it while it is off.
-# Teardown must leave no QP and no outstanding WR behind.
+# NFSv4.2 over RDMA, hosta's rpcrdma over mrbond0, verified by fio through a
+# cable pull and a member removal; a REQ reaching a member whose listener
+# is being set up (regression test). Teardown must leave no QP and no
+# outstanding WR behind.
 #
 # NVME_DEV_MODE=raw (validation of the suite itself, forwarded by testbed.py)
 # skips the bond and runs the same flow over the raw member rxe0 on rail 0's
