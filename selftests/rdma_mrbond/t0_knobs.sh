@@ -141,9 +141,16 @@ test_pfc_fanout() {
 
 test_pfc_quiesce() {
 	log_clear
-	"$CTL" -j monitor --count 2 --timeout 120 >"$TB_TMP/events" 2>&1 &
-	local mon=$! pid rc=0
-	sleep 1
+	"$CTL" -j monitor --timeout 120 >"$TB_TMP/events" 2>&1 &
+	local mon=$! pid rc=0 i
+	# A marker on mrbond1 proves the monitor listens before the change (a
+	# fixed sleep missed the first event on the debug kernel).
+	for ((i = 0; i < 30; i++)); do
+		"$CTL" member set mrbond1 rxev0 --admin drain &&
+			"$CTL" member set mrbond1 rxev0 --admin up || rc=1
+		wait_for 2 grep -q '"member":"rxev0"' "$TB_TMP/events" && break
+	done
+	grep -q '"member":"rxev0"' "$TB_TMP/events" || { echo "the monitor never showed the marker"; rc=1; }
 	echo "dcbt0 hold 1" >"$DBG/inject" || return 1
 	echo 0x0c >"$B0/pfc/enable_bitmap" &
 	pid=$!
@@ -164,7 +171,10 @@ test_pfc_quiesce() {
 	fi
 	echo >"$DBG/release"
 	wait "$pid" || rc=1
-	wait "$mon" || { echo "monitor saw fewer than 2 events"; rc=1; }
+	wait_for 20 eval '(($(grep -c "\"member\":\"rxed0\"" "$TB_TMP/events") >= 2))' ||
+		echo "fewer than 2 events of rxed0"
+	kill "$mon" 2>/dev/null
+	wait "$mon"
 	cat "$TB_TMP/events"
 	[[ $(jq -r 'select(.member == "rxed0") | "\(.usability)/\(.reason)"' "$TB_TMP/events" | paste -sd' ') == \
 		"draining/quiesced usable/ready" ]] || { echo "events of rxed0 not quiesced, then ready"; rc=1; }
