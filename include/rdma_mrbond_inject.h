@@ -21,6 +21,8 @@ enum mrbond_inject_point {
 	MRBOND_INJECT_CM_LISTEN,
 	/* Member attach fails (-EIO): a usable member the proxy lacks. */
 	MRBOND_INJECT_ATTACH_FAIL,
+	/* A member got a REQ, not yet handed to the vdev: the peer waits. */
+	MRBOND_INJECT_CM_REQ_IN,
 	MRBOND_INJECT_NR,
 };
 

@@ -37,6 +37,12 @@ struct mrbond_member_slot {
 	atomic_t outstanding;		/* WRs posted, not completed */
 	atomic64_t wrong_key;		/* posts refused: key of another member */
 	atomic64_t flushed;		/* WRs completed with a flush error */
+	/*
+	 * Member rkey >> 8 -> struct mrbond_mr with a member MR here: which
+	 * member an rkey belongs to, in one lookup per member (LOCAL_INV
+	 * checks). Written under objs_lock, read under RCU.
+	 */
+	struct xarray rkeys;
 };
 
 struct mrbond_vdev {

@@ -90,6 +90,21 @@ struct mrbond_gsi_rbuf {
 	u32 length;
 };
 
+/*
+ * The connection exchange that speaks for a QP, as the GSI proxy sent it:
+ * what a REJ needs to end it on the vdev (mrbond_gsi_abort_cm()).
+ */
+struct mrbond_cm_exchange {
+	u32 local_id;		/* our communication ID; 0: none in flight */
+	u32 remote_id;		/* the peer's; 0 while our REQ is unanswered */
+	u8 sent;		/* MRBOND_CM_SENT_REQ or MRBOND_CM_SENT_REP */
+	u32 port;		/* the vdev port whose QP1 sent it */
+	union ib_gid ours, theirs;
+};
+
+#define MRBOND_CM_SENT_REQ	0	/* as REJ's MessageRejected (IBTA) */
+#define MRBOND_CM_SENT_REP	1
+
 struct mrbond_qp {
 	struct ib_qp ibqp;
 	spinlock_t lock;
@@ -110,6 +125,13 @@ struct mrbond_qp {
 	enum ib_qp_state state;
 	struct mrbond_ring sq, rq;
 	struct list_head node;	/* vdev qps, under objs_lock */
+	/*
+	 * Under objs_lock. A member that dies while the QP is not yet ready
+	 * to send (INIT: our REQ is out; RTR: our REP is) ends the exchange
+	 * at once instead of leaving ib_cm to retry it through a member that
+	 * is gone until it times out (15 retries of ~4.6 s under rdma_cm).
+	 */
+	struct mrbond_cm_exchange cm;
 
 	/* QP1 only (rust/mrbond_verbs_gsi.c); member is -1, mqp NULL. */
 	u32 gsi_port;
@@ -249,6 +271,8 @@ int mrbond_gsi_post_send(struct mrbond_vdev *v, struct mrbond_qp *qp,
 int mrbond_gsi_post_recv(struct mrbond_qp *qp, const struct ib_recv_wr *wr);
 void mrbond_gsi_member_attach(struct mrbond_vdev *v, u32 slot);
 void mrbond_gsi_member_detach(struct mrbond_vdev *v, u32 slot);
+void mrbond_gsi_abort_cm(struct mrbond_vdev *v, struct mrbond_qp *qp,
+			 enum ib_qp_state was);
 
 /* rust/mrbond_verbs_post.c */
 int mrbond_post_send(struct ib_qp *qp, const struct ib_send_wr *wr,

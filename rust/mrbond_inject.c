@@ -24,6 +24,7 @@ static const char * const mrbond_inject_names[MRBOND_INJECT_NR] = {
 	[MRBOND_INJECT_MAP_MR_SG] = "map_mr_sg",
 	[MRBOND_INJECT_CM_LISTEN] = "cm_listen",
 	[MRBOND_INJECT_ATTACH_FAIL] = "attach_fail",
+	[MRBOND_INJECT_CM_REQ_IN] = "cm_req_in",
 };
 
 struct mrbond_inject_state {

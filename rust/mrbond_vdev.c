@@ -358,6 +358,10 @@ static void mrbond_dealloc_driver(struct ib_device *ibdev)
 	/* The core destroyed every object first: only quarantine is left. */
 	WARN_ON(!xa_empty(&v->mr_index));
 	xa_destroy(&v->mr_index);
+	for (i = 0; i < MRBOND_MAX_MEMBERS; i++) {
+		WARN_ON(!xa_empty(&v->member[i].rkeys));
+		xa_destroy(&v->member[i].rkeys);
+	}
 	xa_destroy(&v->qpns);
 	xa_destroy(&v->qp_ids);
 	if (bond)
@@ -446,6 +450,7 @@ struct mrbond_vdev *mrbond_vdev_alloc(void *bond, u32 nports, u64 node_guid)
 	for (i = 0; i < MRBOND_MAX_MEMBERS; i++) {
 		v->member[i].v = v;
 		v->member[i].index = i;
+		xa_init(&v->member[i].rkeys);
 	}
 	spin_lock_init(&v->gsi_lock);
 	v->gsi_wq = alloc_ordered_workqueue("mrbond_gsi", WQ_MEM_RECLAIM);

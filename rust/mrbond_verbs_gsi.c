@@ -150,30 +150,57 @@ static void mrbond_gsi_sent(struct ib_mad_agent *agent,
 }
 
 /*
- * The member hosting the QP a CM REQ or REP speaks for, or -1. Under
+ * The QP a CM REQ or REP speaks for (its local QPN), or NULL. Under
  * objs_lock, which keeps the QP alive.
  */
-static int mrbond_gsi_qp_member(struct mrbond_vdev *v,
-				const struct mrbond_gsi_job *job)
+static struct mrbond_qp *mrbond_gsi_cm_qp(struct mrbond_vdev *v,
+					  const struct mrbond_gsi_job *job)
 {
 	const struct ib_mad_hdr *hdr = (const void *)job->mad;
-	struct mrbond_qp *qp;
 	void *entry;
 	u32 qpn;
 
 	if (hdr->mgmt_class != IB_MGMT_CLASS_CM)
-		return -1;
+		return NULL;
 	if (hdr->attr_id == CM_REQ_ATTR_ID)
 		qpn = IBA_GET(CM_REQ_LOCAL_QPN, (struct cm_req_msg *)job->mad);
 	else if (hdr->attr_id == CM_REP_ATTR_ID)
 		qpn = IBA_GET(CM_REP_LOCAL_QPN, (struct cm_rep_msg *)job->mad);
 	else
-		return -1;
+		return NULL;
 	entry = xa_load(&v->qpns, qpn);
 	if (!entry || xa_is_value(entry))
-		return -1;
-	qp = entry;
-	return qp->member;
+		return NULL;
+	return entry;
+}
+
+/* What a REJ needs to end qp's exchange (REQ or REP in job). objs_lock. */
+static void mrbond_gsi_note_cm(struct mrbond_qp *qp,
+			       const struct mrbond_gsi_job *job)
+{
+	const struct ib_mad_hdr *hdr = (const void *)job->mad;
+	const struct ib_global_route *grh = rdma_ah_read_grh(&job->ah);
+	struct mrbond_cm_exchange *cm = &qp->cm;
+
+	lockdep_assert_held(&job->v->objs_lock);
+	if (hdr->attr_id == CM_REQ_ATTR_ID) {
+		cm->local_id = IBA_GET(CM_REQ_LOCAL_COMM_ID,
+				       (struct cm_req_msg *)job->mad);
+		cm->remote_id = 0;
+		cm->sent = MRBOND_CM_SENT_REQ;
+	} else {
+		cm->local_id = IBA_GET(CM_REP_LOCAL_COMM_ID,
+				       (struct cm_rep_msg *)job->mad);
+		cm->remote_id = IBA_GET(CM_REP_REMOTE_COMM_ID,
+					(struct cm_rep_msg *)job->mad);
+		cm->sent = MRBOND_CM_SENT_REP;
+	}
+	cm->port = job->port;
+	cm->theirs = grh->dgid;
+	if (grh->sgid_attr)
+		cm->ours = grh->sgid_attr->gid;
+	else
+		memset(&cm->ours, 0, sizeof(cm->ours));
 }
 
 static void mrbond_gsi_send_work(struct work_struct *work)
@@ -186,16 +213,19 @@ static void mrbond_gsi_send_work(struct work_struct *work)
 	struct ib_mad_send_buf *msg;
 	struct rdma_ah_attr mav;
 	struct ib_mad_agent *agent;
+	struct mrbond_qp *cm_qp;
 	struct ib_ah *mah;
-	int member, fallback, ret;
+	int member, ret;
 
 	/* Rust's choice first: it takes Rust locks, never under objs_lock. */
-	fallback = mrbond_rs_gsi_member(v->bond, job->port);
+	member = mrbond_rs_gsi_member(v->bond, job->port);
 
 	mutex_lock(&v->objs_lock);
-	member = mrbond_gsi_qp_member(v, job);
-	if (member < 0)
-		member = fallback;
+	cm_qp = mrbond_gsi_cm_qp(v, job);
+	if (cm_qp) {
+		member = cm_qp->member;
+		mrbond_gsi_note_cm(cm_qp, job);
+	}
 	ret = -ENETDOWN;
 	if (member < 0 || member >= MRBOND_MAX_MEMBERS)
 		goto fail;
@@ -337,11 +367,16 @@ static enum rdma_network_type mrbond_gsi_fill_grh(void *buf,
 	return RDMA_NETWORK_IPV6;
 }
 
-/* A REQ a member received: a receive completion on its port's vdev QP1. */
-static void mrbond_gsi_inject(struct mrbond_vdev *v, u32 member,
-			      struct cm_req_msg *req)
+/*
+ * A CM MAD as received on vdev port's QP1, from theirs to ours: a receive
+ * completion with the network header rxe would have written. The VLAN is
+ * that of ours on the port (ib_cm matches a REQ's source GID by it), if
+ * the port still has it.
+ */
+static void mrbond_gsi_deliver(struct mrbond_vdev *v, u32 port,
+			       const void *mad, const union ib_gid *theirs,
+			       const union ib_gid *ours)
 {
-	const union ib_gid *theirs, *ours;
 	const struct ib_gid_attr *attr;
 	struct mrbond_gsi_rbuf rb;
 	struct ib_wc wc = {
@@ -350,32 +385,23 @@ static void mrbond_gsi_inject(struct mrbond_vdev *v, u32 member,
 		.byte_len = MRBOND_GRH_LEN + IB_MGMT_MAD_SIZE,
 		.src_qp = 1,
 		.wc_flags = IB_WC_GRH | IB_WC_WITH_NETWORK_HDR_TYPE,
+		.port_num = port,
 	};
 	struct mrbond_qp *qp;
 	unsigned long flags;
 	u16 vlan = 0xffff;
 	bool have = false;
-	u32 port;
 
-	/* Rail: one port per member. Active-backup: the only port. */
-	port = v->nports == 1 ? 1 : member + 1;
-	theirs = IBA_GET_MEM_PTR(CM_REQ_PRIMARY_LOCAL_PORT_GID, req);
-	ours = IBA_GET_MEM_PTR(CM_REQ_PRIMARY_REMOTE_PORT_GID, req);
-	/* The address's VLAN, which ib_cm matches the source GID by. */
 	attr = rdma_find_gid_by_port(&v->ibdev, ours,
 				     IB_GID_TYPE_ROCE_UDP_ENCAP, port, NULL);
-	if (IS_ERR(attr)) {
-		pr_warn_ratelimited("%s: REQ for %pI6 on port %u, which does not have it\n",
-				    dev_name(&v->ibdev.dev), ours->raw, port);
-		return;
+	if (!IS_ERR(attr)) {
+		rdma_read_gid_l2_fields(attr, &vlan, NULL);
+		rdma_put_gid_attr(attr);
 	}
-	rdma_read_gid_l2_fields(attr, &vlan, NULL);
-	rdma_put_gid_attr(attr);
 	if (vlan < VLAN_N_VID) {
 		wc.wc_flags |= IB_WC_WITH_VLAN;
 		wc.vlan_id = vlan;
 	}
-	wc.port_num = port;
 
 	spin_lock_irqsave(&v->gsi_lock, flags);
 	qp = v->gsi_qp[port];
@@ -392,19 +418,88 @@ static void mrbond_gsi_inject(struct mrbond_vdev *v, u32 member,
 		wc.network_hdr_type =
 			mrbond_gsi_fill_grh((void *)(uintptr_t)rb.addr,
 					    theirs, ours);
-		memcpy((void *)(uintptr_t)rb.addr + MRBOND_GRH_LEN, req,
+		memcpy((void *)(uintptr_t)rb.addr + MRBOND_GRH_LEN, mad,
 		       IB_MGMT_MAD_SIZE);
 	} else if (have) {
 		wc.status = IB_WC_LOC_LEN_ERR;
 	}
 	spin_unlock_irqrestore(&v->gsi_lock, flags);
 	if (!have) {
-		pr_warn_ratelimited("%s: REQ dropped: no QP1 receive buffer on port %u\n",
-				    dev_name(&v->ibdev.dev), port);
+		pr_warn_ratelimited("%s: CM MAD %#x dropped: no QP1 receive buffer on port %u\n",
+				    dev_name(&v->ibdev.dev),
+				    be16_to_cpu(((const struct ib_mad_hdr *)mad)->attr_id),
+				    port);
 		return;
 	}
 	wc.wr_id = rb.wr_id;
 	mrbond_gsi_complete(v, port, &wc, true);
+}
+
+/* A REQ a member received: a receive on its port's vdev QP1. */
+static void mrbond_gsi_inject(struct mrbond_vdev *v, u32 member,
+			      struct cm_req_msg *req)
+{
+	const union ib_gid *theirs, *ours;
+	const struct ib_gid_attr *attr;
+	u32 port;
+
+	/* Rail: one port per member. Active-backup: the only port. */
+	port = v->nports == 1 ? 1 : member + 1;
+	theirs = IBA_GET_MEM_PTR(CM_REQ_PRIMARY_LOCAL_PORT_GID, req);
+	ours = IBA_GET_MEM_PTR(CM_REQ_PRIMARY_REMOTE_PORT_GID, req);
+	attr = rdma_find_gid_by_port(&v->ibdev, ours,
+				     IB_GID_TYPE_ROCE_UDP_ENCAP, port, NULL);
+	if (IS_ERR(attr)) {
+		pr_warn_ratelimited("%s: REQ for %pI6 on port %u, which does not have it\n",
+				    dev_name(&v->ibdev.dev), ours->raw, port);
+		return;
+	}
+	rdma_put_gid_attr(attr);
+	mrbond_gsi_deliver(v, port, req, theirs, ours);
+}
+
+/* The IBTA CM class version (drivers/infiniband/core/cm_msgs.h). */
+#define MRBOND_CM_CLASS_VERSION	2
+
+void mrbond_gsi_abort_cm(struct mrbond_vdev *v, struct mrbond_qp *qp,
+			 enum ib_qp_state was)
+{
+	struct mrbond_cm_exchange *cm = &qp->cm;
+	struct cm_rej_msg *rej;
+	struct ib_mad_hdr *hdr;
+
+	lockdep_assert_held(&v->objs_lock);
+	if (!cm->local_id)
+		return;
+	if (was != IB_QPS_INIT && was != IB_QPS_RTR) {
+		/* Ready to send, or never connecting: nothing in flight. */
+		cm->local_id = 0;
+		return;
+	}
+	rej = kzalloc(IB_MGMT_MAD_SIZE, GFP_KERNEL);
+	if (!rej) {
+		/* ib_cm times the exchange out as before. */
+		cm->local_id = 0;
+		return;
+	}
+	hdr = (struct ib_mad_hdr *)rej;
+	hdr->base_version = IB_MGMT_BASE_VERSION;
+	hdr->mgmt_class = IB_MGMT_CLASS_CM;
+	hdr->class_version = MRBOND_CM_CLASS_VERSION;
+	hdr->method = IB_MGMT_METHOD_SEND;
+	hdr->attr_id = CM_REJ_ATTR_ID;
+	/* As from the peer: its ID is the REJ's local one, ours the remote. */
+	IBA_SET(CM_REJ_LOCAL_COMM_ID, rej, cm->remote_id);
+	IBA_SET(CM_REJ_REMOTE_COMM_ID, rej, cm->local_id);
+	IBA_SET(CM_REJ_MESSAGE_REJECTED, rej, cm->sent);
+	/* The address the exchange went out from is gone with the member. */
+	IBA_SET(CM_REJ_REASON, rej, IB_CM_REJ_INVALID_GID);
+	mrbond_gsi_deliver(v, cm->port, rej, &cm->theirs, &cm->ours);
+	kfree(rej);
+	pr_info("%s: QP %u lost its member while connecting: %s rejected locally\n",
+		dev_name(&v->ibdev.dev), qp->ibqp.qp_num,
+		cm->sent == MRBOND_CM_SENT_REQ ? "REQ" : "REP");
+	cm->local_id = 0;
 }
 
 /*
@@ -418,6 +513,8 @@ static int mrbond_gsi_member_req(struct ib_cm_id *cm_id,
 
 	if (event->event != IB_CM_REQ_RECEIVED || !event->private_data)
 		return 0;
+	/* Test builds: hold the REQ, so that the peer waits for a REP. */
+	mrbond_inject(MRBOND_INJECT_CM_REQ_IN);
 	/* ib_cm's own receive buffer, read only. */
 	mrbond_gsi_inject(m->v, m->index,
 			  (void *)event->private_data - MRBOND_REQ_PDATA_OFFSET);

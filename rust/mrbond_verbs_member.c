@@ -55,6 +55,7 @@ void mrbond_vdev_member_fail(struct mrbond_vdev *v, u32 slot)
 {
 	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
 	ktime_t start = ktime_get();
+	enum ib_qp_state was;
 	struct mrbond_qp *qp;
 	unsigned long flags;
 	u32 n = 0;
@@ -71,8 +72,10 @@ void mrbond_vdev_member_fail(struct mrbond_vdev *v, u32 slot)
 				dev_name(&v->ibdev.dev), qp->ibqp.qp_num,
 				dev_name(&v->member[slot].dev->dev));
 		spin_lock_irqsave(&qp->lock, flags);
+		was = qp->state;
 		qp->state = IB_QPS_ERR;
 		spin_unlock_irqrestore(&qp->lock, flags);
+		mrbond_gsi_abort_cm(v, qp, was);
 		mrbond_qp_fatal(qp);
 		n++;
 	}
@@ -87,6 +90,7 @@ void mrbond_vdev_member_detach(struct mrbond_vdev *v, u32 slot)
 {
 	struct mrbond_member_slot *m = &v->member[slot];
 	ktime_t start = ktime_get();
+	enum ib_qp_state was;
 	struct mrbond_qp *qp;
 	struct mrbond_cq *cq;
 	unsigned long flags;
@@ -110,8 +114,10 @@ void mrbond_vdev_member_detach(struct mrbond_vdev *v, u32 slot)
 		mqp = qp->mqp;
 		qp->mqp = NULL;
 		qp->detaching = mqp != NULL;
+		was = qp->state;
 		qp->state = IB_QPS_ERR;
 		spin_unlock_irqrestore(&qp->lock, flags);
+		mrbond_gsi_abort_cm(v, qp, was);
 		if (!mqp)
 			continue;
 		/* Posts arriving now queue behind the member's WRs. */

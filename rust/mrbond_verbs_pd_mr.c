@@ -178,8 +178,16 @@ struct ib_mr *mrbond_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
 	}
 	mr->member = member;
 	mr->mmr = mmr;
+	/* A member's rkey indexes are its own: unique on that device. */
+	ret = xa_insert(&v->member[member].rkeys, mmr->rkey >> 8, mr,
+			GFP_KERNEL);
+	if (ret) {
+		ib_dereg_mr(mmr);
+		goto err_unlock;
+	}
 	ret = mrbond_mr_insert(v, mr);
 	if (ret) {
+		xa_erase(&v->member[member].rkeys, mmr->rkey >> 8);
 		ib_dereg_mr(mmr);
 		goto err_unlock;
 	}
@@ -205,11 +213,14 @@ int mrbond_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 
 	mutex_lock(&v->objs_lock);
 	mmr = mr->mmr;
-	if (mmr)
+	if (mmr) {
 		ret = ib_dereg_mr(mmr);
-	if (ret) {
-		mutex_unlock(&v->objs_lock);
-		return ret;
+		if (ret) {
+			mutex_unlock(&v->objs_lock);
+			return ret;
+		}
+		/* Lookups under RCU see it until mrbond_mr_free()'s grace. */
+		xa_erase(&v->member[mr->member].rkeys, mmr->rkey >> 8);
 	}
 	list_del(&mr->node);
 	mutex_unlock(&v->objs_lock);
@@ -314,29 +325,25 @@ struct mrbond_mr *mrbond_mr_on_member(struct mrbond_vdev *v,
 /*
  * LOCAL_INV of rkey on qp: 0 if rkey is one of qp's member's MRs or unknown
  * to the vdev (the member then judges it), -EINVAL if it belongs to an MR
- * of another member (counted). Under the QP's lock; rare, so a walk of the
- * index under RCU is fine.
+ * of another member (counted). Under the QP's lock, IRQs off: one index
+ * lookup per member.
  */
 int mrbond_check_local_rkey(struct mrbond_vdev *v, struct mrbond_qp *qp,
 			    u32 rkey)
 {
-	struct mrbond_mr *mr;
-	unsigned long index;
-	int ret = 0;
-	bool mine = false;
+	int m, ret = 0;
 
 	rcu_read_lock();
-	xa_for_each(&v->mr_index, index, mr) {
-		if (!mr->mmr || (mr->ibmr.rkey & ~0xffU) != (rkey & ~0xffU))
-			continue;
-		if (mr->member == qp->member)
-			mine = true;
-		else
-			ret = -EINVAL;
+	if (!xa_load(&v->member[qp->member].rkeys, rkey >> 8)) {
+		for (m = 0; m < MRBOND_MAX_MEMBERS; m++) {
+			if (m != qp->member &&
+			    xa_load(&v->member[m].rkeys, rkey >> 8)) {
+				ret = -EINVAL;
+				break;
+			}
+		}
 	}
 	rcu_read_unlock();
-	if (mine)
-		return 0;
 	if (ret)
 		atomic64_inc(&v->member[qp->member].wrong_key);
 	return ret;
@@ -355,6 +362,7 @@ void mrbond_mrs_detach(struct mrbond_vdev *v, int member)
 	list_for_each_entry(mr, &v->mrs, node) {
 		if (mr->member != member || !mr->mmr)
 			continue;
+		xa_erase(&v->member[member].rkeys, mr->mmr->rkey >> 8);
 		mr->orphan = mr->mmr;
 		WRITE_ONCE(mr->mmr, NULL);
 	}

@@ -168,9 +168,10 @@ test_wrong_member_key() {
 	# Pair 1's QP posts with pair 0's MR, which lives on the other member.
 	kperf "$TB_TMP/keys" dev=mrbond0 gid=$SERVICE mode=keycheck pd_per_pair=1 || rc=1
 	cat "$TB_TMP/keys"
-	[[ $(field "$TB_TMP/keys" keycheck_einval) == 2 ]] ||
+	# A SEND with its lkey, a REG_MR of it, a LOCAL_INV of its rkey.
+	[[ $(field "$TB_TMP/keys" keycheck_einval) == 3 ]] ||
 		{ echo "wrong-member posts were not refused with -EINVAL"; rc=1; }
-	(($(port_counter 1 wrong_member_key) + $(port_counter 2 wrong_member_key) >= before + 2)) ||
+	(($(port_counter 1 wrong_member_key) + $(port_counter 2 wrong_member_key) >= before + 3)) ||
 		{ echo "wrong_member_key counter did not rise"; rc=1; }
 	return $rc
 }

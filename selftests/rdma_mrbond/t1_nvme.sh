@@ -632,6 +632,113 @@ test_regress_listen_context_race() {
 	return $rc
 }
 
+# ---- a connect whose member dies while the CM exchange is in flight ----
+#
+# Defect: a member removed while hosta's REQ waited for the REP left ib_cm to
+# time the REQ out (~4.6 s under rdma_cm, then the retry failed on the dead
+# member; with a busy peer, 15 retries): connects stalled although another
+# member was usable. The bond now ends such an exchange at once with a REJ
+# to the vdev's own ib_cm (rdma_cm: REJECTED), so the ULP retries on a
+# survivor. hostb holds every REQ (injection point cm_req_in, 4 s), so each
+# removal lands while hosta's REQ is out; the offsets vary where in that
+# window. Classes: succeeded, failed fast (within CDR_FAST_MS of the removal),
+# failed slow, stalled (no answer in 60 s). A connect whose QP is already
+# established when its member dies is transparent failover's case.
+CDR_TRIES=10
+CDR_HOLD_MS=4000
+CDR_FAST_MS=1500
+CDR_HELD=$MRBOND_RUN/cdr-held  # hostb: REQs held so far
+CDR_DONE=$MRBOND_RUN/cdr-done
+
+member_qps() { bq cat "$SYS/mrbond0/mrbond/members/$1/qps"; }
+
+cdr_hold_reqs() {  # hostb, until hosta is done
+	local held=0 h
+	inject_arm cm_req_in 0 || return 1
+	while [[ ! -e $CDR_DONE ]]; do
+		h=$(inject_hits cm_req_in)
+		if ((h > held)); then
+			held=$h
+			echo "$h" >"$CDR_HELD.tmp" && mv "$CDR_HELD.tmp" "$CDR_HELD"
+		fi
+		[[ $(sed -n 's/^armed_ms=\([0-9]*\).*/\1/p' "$INJECT/cm_req_in") == 0 ]] &&
+			echo "$CDR_HOLD_MS" >"$INJECT/cm_req_in"
+		sleep 0.1
+	done
+	echo 0 >"$INJECT/cm_req_in"
+	echo "REQs held on hostb: $held"
+}
+
+test_regress_connect_during_member_removal() {
+	local rc=0 out=$TB_TMP/cdr i off pid crc t_rm dt victim nic held m
+	local ok=0 fast=0 slow=0 stalled=0 q0 q1
+	if [[ $MODE != bond ]]; then
+		echo "raw mode: no bond"
+		barrier cdr-start 300 && barrier cdr-done 900
+		return
+	fi
+	if [[ $MRBOND_ROLE == hostb ]]; then
+		rm -f "$CDR_HELD" "$CDR_DONE"
+		barrier cdr-start 300 || rc=1
+		cdr_hold_reqs || rc=1
+		barrier cdr-done 900 || rc=1
+		return $rc
+	fi
+	modprobe nvme-rdma || rc=1
+	# The suite's controller would reconnect through the held window.
+	disconnect_ctrl "$out" || { cat "$out"; rc=1; }
+	barrier cdr-start 300 || rc=1
+	for ((i = 0; i < CDR_TRIES && rc == 0; i++)); do
+		off=0.$i
+		held=$(cat "$CDR_HELD" 2>/dev/null || echo 0)
+		q0=$(member_qps rxe0) q1=$(member_qps rxe1)
+		fabrics_connect >"$out.$i" 2>&1 &
+		pid=$!
+		if ! wait_until 30 eval '(($(cat "$CDR_HELD" 2>/dev/null || echo 0) > held))'; then
+			echo "try $i: the REQ never reached hostb"
+			wait_pid 60 "$pid"
+			rc=1
+			break
+		fi
+		# The member the connect's QP was placed on.
+		if (($(member_qps rxe0) > q0)); then victim=rxe0; elif (($(member_qps rxe1) > q1)); then victim=rxe1; else
+			echo "try $i: no member got the QP"
+			rc=1
+			break
+		fi
+		sleep "$off"
+		nic=$(slave_of_link "${victim#rxe}") || { rc=1; break; }
+		bq -t 60 rdma link del "$victim" || rc=1
+		t_rm=${EPOCHREALTIME/./}
+		wait_pid 60 "$pid"
+		crc=$?
+		dt=$(ms_since_us "$t_rm")
+		if ((crc == 0)); then
+			ok=$((ok + 1)) m="succeeded"
+		elif ((crc == 124)); then
+			stalled=$((stalled + 1)) m="stalled (no answer in 60 s)"
+		elif ((dt <= CDR_FAST_MS)); then
+			fast=$((fast + 1)) m="failed fast"
+		else
+			slow=$((slow + 1)) m="failed slow"
+		fi
+		echo "try $i: removal ${off}s into the held REQ of a QP on $victim: $m, $dt ms after the removal: $(tr '\n' ' ' <"$out.$i")"
+		bq -t 60 rdma link add "$victim" type rxe netdev "$nic" || rc=1
+		wait_until 60 member_is "$victim" usable || { echo "$victim: $(member_state "$victim")"; rc=1; }
+		for c in /sys/class/nvme/nvme*; do
+			[[ -e $c ]] && bounded 60 "$out.d" nvme disconnect -d "${c##*/}"
+		done
+	done
+	touch "$CDR_DONE"
+	echo "$i tries: $ok succeeded, $fast failed fast (<= $CDR_FAST_MS ms), $slow failed slow, $stalled stalled"
+	echo "exchanges the bond ended: $(dmesg | grep -c 'lost its member while connecting')"
+	((i == CDR_TRIES && slow + stalled == 0)) || rc=1
+	barrier cdr-done 900 || rc=1
+	! dmesg | grep -E 'BUG:|Oops|general protection' || { echo "kernel oops"; rc=1; }
+	((rc == 0)) || diag
+	return $rc
+}
+
 # ---- NFS over RDMA ----
 #
 # nfsd on hostb exports a tmpfs over RPC/RDMA (port 20049, on every
@@ -953,7 +1060,7 @@ test_teardown() {
 	return $rc
 }
 
-ktap_header 12
+ktap_header 13
 # Every command, time-stamped, in the run directory: where a guest hangs
 # shows from the host while it hangs.
 exec {TRACE_FD}>>"$MRBOND_RUN/$MRBOND_ROLE.nvme-trace"
@@ -992,6 +1099,7 @@ run_test nfs_rdma_fio_verify test_nfs_fio_verify
 run_test nfs_rdma_cable_pull test_nfs_cable_pull
 run_test nfs_rdma_member_removal test_nfs_member_removal
 run_test nfs_rdma_unmount test_nfs_unmount
+run_test regress_connect_during_member_removal test_regress_connect_during_member_removal
 kmemleak_test
 run_test teardown_leaves_nothing test_teardown
 ktap_totals

@@ -71,13 +71,14 @@
  *
  * keycheck sets the pairs up as bw does (connected QPs, B_i's FRWR target
  * registered with REG_MR), plus depth RECVs on every B_i so that a probe
- * SEND that gets through completes, then posts on A_1, of PD_1, two
+ * SEND that gets through completes, then posts on A_1, of PD_1, three
  * signaled WRs that use pair 0's MR (B_0's, of PD_0):
- * a SEND of 64 bytes whose SGE is that MR's lkey and address, and a REG_MR of
- * that MR with its current key and LOCAL_WRITE access. Each post's return
+ * a SEND of 64 bytes whose SGE is that MR's lkey and address, a REG_MR of
+ * that MR with its current key and LOCAL_WRITE access, and a LOCAL_INV of
+ * its rkey. Each post's return
  * value is recorded; a WR that a post accepted is reaped like any other, and
  * its completion status recorded, whatever it is. A device that binds MRs to
- * members rejects both posts with -EINVAL when PD_0 and PD_1 live on
+ * members rejects all three posts with -EINVAL when PD_0 and PD_1 live on
  * different members; another device fails them in their completions at the
  * latest. status=ok tells that the run itself worked (setup, teardown,
  * exactly-once completions): the probes' results are for the caller to
@@ -93,10 +94,10 @@
  * status=ok|error and error=TEXT. posted = completed_ok + completed_flush +
  * completed_err + rq_flushed_at_stop + lost when duplicates is 0.
  *
- * keycheck adds keycheck_rets=A,B (the return values of the SEND's and the
- * REG_MR's posts), keycheck_wc=A,B (the enum ib_wc_status of an accepted
+ * keycheck adds keycheck_rets=A,B,C (the return values of the SEND's, the
+ * REG_MR's and the LOCAL_INV's posts), keycheck_wc=A,B,C (the enum ib_wc_status of an accepted
  * probe's completion, which the log names; "-" for a rejected probe),
- * keycheck_einval (how many of the two posts returned -EINVAL) and
+ * keycheck_einval (how many of the three posts returned -EINVAL) and
  * keycheck_recv (probe SENDs that B_1 received). The probes' completions are
  * counted in posted and completed_*, but do not fail the run.
  *
@@ -167,13 +168,14 @@ static const char * const kperf_mode_names[] = { "bw", "lat", "stream", "keychec
 /* The keycheck probes come last, in the order they are posted. */
 enum kperf_op {
 	KPERF_OP_SEND, KPERF_OP_WRITE, KPERF_OP_RECV, KPERF_OP_REG, KPERF_OP_INV,
-	KPERF_OP_PROBE_SEND, KPERF_OP_PROBE_REG
+	KPERF_OP_PROBE_SEND, KPERF_OP_PROBE_REG, KPERF_OP_PROBE_INV
 };
 
-#define KPERF_NPROBES		2
+#define KPERF_NPROBES		3
 
 static const char * const kperf_op_names[] = {
-	"SEND", "RDMA_WRITE", "RECV", "REG_MR", "LOCAL_INV", "probe SEND", "probe REG_MR"
+	"SEND", "RDMA_WRITE", "RECV", "REG_MR", "LOCAL_INV", "probe SEND", "probe REG_MR",
+	"probe LOCAL_INV"
 };
 
 struct kperf_params {
@@ -634,12 +636,16 @@ static int kperf_post_probe(struct kperf_ep *ep, enum kperf_op op, struct ib_mr 
 		send.sg_list = &sge;
 		send.num_sge = 1;
 		wr = &send;
-	} else {
+	} else if (op == KPERF_OP_PROBE_REG) {
 		reg.wr.opcode = IB_WR_REG_MR;
 		reg.mr = mr;
 		reg.key = mr->rkey;
 		reg.access = IB_ACCESS_LOCAL_WRITE;
 		wr = &reg.wr;
+	} else {
+		send.opcode = IB_WR_LOCAL_INV;
+		send.ex.invalidate_rkey = mr->rkey;
+		wr = &send;
 	}
 	wr->wr_cqe = &s->cqe;
 	wr->send_flags = IB_SEND_SIGNALED;
@@ -1528,7 +1534,7 @@ static int kperf_stream(struct kperf_run *r)
 }
 
 /*
- * keycheck: A_1 (PD_1) posts a SEND and a REG_MR that use pair 0's MR
+ * keycheck: A_1 (PD_1) posts a SEND, a REG_MR and a LOCAL_INV that use pair 0's MR
  * (B_0's, PD_0). The return values are the result; whatever was accepted
  * is waited for here, its completion status recorded by kperf_done().
  */
@@ -1746,8 +1752,8 @@ static void kperf_report(struct kperf_run *r)
 	if (r->p.mode == KPERF_KEYCHECK) {
 		u32 einval = 0;
 
-		len += scnprintf(buf + len, max - len, "keycheck_rets=%d,%d\nkeycheck_wc=",
-				 r->kc_ret[0], r->kc_ret[1]);
+		len += scnprintf(buf + len, max - len, "keycheck_rets=%d,%d,%d\nkeycheck_wc=",
+				 r->kc_ret[0], r->kc_ret[1], r->kc_ret[2]);
 		for (i = 0; i < KPERF_NPROBES; i++) {
 			einval += r->kc_ret[i] == -EINVAL;
 			if (r->kc_done[i])
