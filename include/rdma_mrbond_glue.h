@@ -22,6 +22,8 @@ struct mrbond_member_spec {
 	u32 admin;
 	u8 has_weight;
 	u8 has_admin;
+	u32 capacity_mbps;
+	u8 has_capacity;
 };
 
 struct mrbond_bond_spec {
@@ -50,6 +52,9 @@ struct mrbond_member_info {
 	u8 lacp_slave;
 	u8 link_up;
 	u8 tx_enabled;
+	u8 utilisation_known;
+	u32 utilisation;	/* permille of capacity_seen */
+	u32 capacity_mbps;	/* the operator's, 0 = link speed */
 };
 
 struct mrbond_bond_info {
@@ -111,6 +116,10 @@ int mrbond_glue_bond_mode(u32 ifindex);
 int mrbond_glue_bond_slaves(u32 ifindex, u32 *slaves, u32 max);
 /* Link speed in Mb/s (ethtool; takes RTNL), 0 if unknown or gone. */
 u32 mrbond_glue_netdev_speed_mbps(u32 ifindex);
+/* A netdev's transmitted bytes (stats64); false if it is gone. */
+bool mrbond_glue_netdev_tx_bytes(u32 ifindex, u64 *tx_bytes);
+/* The device uses virtual DMA (software RoCE). */
+bool mrbond_glue_ibdev_virt_dma(struct ib_device *dev);
 /* Copies the netdev's name into name (IFNAMSIZ); -ENODEV if none. */
 int mrbond_glue_netdev_name(u32 ifindex, char *name);
 void mrbond_glue_notify_member(const struct mrbond_bond_info *bond, u32 slot);
@@ -130,6 +139,8 @@ struct mrbond_vdev;
 void mrbond_rs_vdev_unregistering(void *ctx, struct mrbond_vdev *v);
 /* Returns the delay in ms until the next evaluation is due, 0 for none. */
 u32 mrbond_rs_evaluate(void *ctx, u64 event_ns);
+/* One utilisation sample of every member; the delay in ms to the next. */
+u32 mrbond_rs_sample_utilisation(void *ctx);
 int mrbond_rs_link_new(void *ctx, const char *ibdev_name, u32 ifindex);
 /* NETDEV_UNREGISTER, under RTNL: drop every vdev port binding to ifindex. */
 void mrbond_rs_netdev_unregister(void *ctx, u32 ifindex);

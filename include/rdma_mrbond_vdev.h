@@ -59,6 +59,8 @@ enum mrbond_member_attr {
 	MRBOND_MEMBER_ATTR_OUTSTANDING,	/* ro */
 	MRBOND_MEMBER_ATTR_TRANSITIONS,	/* ro */
 	MRBOND_MEMBER_ATTR_LACP,	/* ro: "none" or "link_up=X tx_enabled=Y" */
+	MRBOND_MEMBER_ATTR_UTILISATION,	/* ro: permille of capacity, or "unknown" */
+	MRBOND_MEMBER_ATTR_CAPACITY,	/* rw: Mb/s, 0 = link speed */
 	MRBOND_MEMBER_ATTR_MAX
 };
 

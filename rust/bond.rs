@@ -24,6 +24,7 @@ use crate::{
         placement::{PinScope, PlaceError, PlaceRequest, Placer, Policy},
         ulp, MemberIndex, MemberMask,
     },
+    utilisation::TxSample,
 };
 
 /// A device or bond name: at most `NAME_MAX - 1` bytes, kept NUL-terminated.
@@ -111,6 +112,12 @@ pub(crate) struct Member {
     pub(crate) transitions: u64,
     /// Netdev state seen at the last evaluation.
     pub(crate) seen: NetdevState,
+    /// Operator's capacity for utilisation, Mb/s; 0: the link speed.
+    pub(crate) capacity_mbps: u32,
+    /// The capacity the last utilisation sample used, 0 if unknown.
+    pub(crate) capacity_seen: u32,
+    /// The transmit counter at the last sample (`crate::utilisation`).
+    pub(crate) tx_last: Option<TxSample>,
 }
 
 impl Member {
@@ -123,6 +130,9 @@ impl Member {
             admin,
             transitions: 0,
             seen: NetdevState::default(),
+            capacity_mbps: 0,
+            capacity_seen: 0,
+            tx_last: None,
         }
     }
 }
@@ -691,6 +701,9 @@ pub(crate) fn zeroed_info() -> BondInfo {
             lacp_slave: 0,
             link_up: 0,
             tx_enabled: 0,
+            utilisation_known: 0,
+            utilisation: 0,
+            capacity_mbps: 0,
         }; MAX_MEMBERS],
     }
 }
@@ -728,6 +741,7 @@ pub(crate) fn member_inputs(member: &mut Member) -> Inputs {
 
 fn member_info(st: &BondState, member: &Member, m: MemberIndex) -> MemberInfo {
     let status = st.elig.status(m);
+    let util = crate::utilisation::utilisation_of(st, m);
     let mut ibdev = [0u8; NAME_MAX];
     member.name.copy_to(&mut ibdev);
     MemberInfo {
@@ -743,6 +757,9 @@ fn member_info(st: &BondState, member: &Member, m: MemberIndex) -> MemberInfo {
         lacp_slave: member.seen.bond_slave,
         link_up: member.seen.link_up,
         tx_enabled: member.seen.tx_enabled,
+        utilisation_known: u8::from(util.is_some()),
+        utilisation: u32::from(util.unwrap_or(0)),
+        capacity_mbps: member.capacity_mbps,
     }
 }
 

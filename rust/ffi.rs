@@ -50,6 +50,8 @@ pub(crate) struct MemberSpec {
     pub(crate) admin: u32,
     pub(crate) has_weight: u8,
     pub(crate) has_admin: u8,
+    pub(crate) capacity_mbps: u32,
+    pub(crate) has_capacity: u8,
 }
 
 /// `struct mrbond_bond_spec`: one netlink request.
@@ -90,6 +92,9 @@ pub(crate) struct MemberInfo {
     pub(crate) lacp_slave: u8,
     pub(crate) link_up: u8,
     pub(crate) tx_enabled: u8,
+    pub(crate) utilisation_known: u8,
+    pub(crate) utilisation: u32,
+    pub(crate) capacity_mbps: u32,
 }
 
 /// `struct mrbond_bond_info`: a snapshot for replies, dumps and events.
@@ -157,6 +162,8 @@ mod glue {
         pub(super) fn mrbond_glue_bond_slaves(ifindex: u32, slaves: *mut u32, max: u32) -> c_int;
         pub(super) fn mrbond_glue_netdev_name(ifindex: u32, name: *mut c_char) -> c_int;
         pub(super) fn mrbond_glue_netdev_speed_mbps(ifindex: u32) -> u32;
+        pub(super) fn mrbond_glue_netdev_tx_bytes(ifindex: u32, tx_bytes: *mut u64) -> bool;
+        pub(super) fn mrbond_glue_ibdev_virt_dma(dev: *mut RawIbDevice) -> bool;
         pub(super) fn mrbond_glue_notify_member(bond: *const BondInfo, slot: u32);
 
         pub(super) fn mrbond_vdev_alloc(bond: *mut c_void, nports: u32, guid: u64) -> *mut RawVdev;
@@ -289,6 +296,13 @@ pub(crate) fn netdev_speed_mbps(ifindex: u32) -> u32 {
     unsafe { glue::mrbond_glue_netdev_speed_mbps(ifindex) }
 }
 
+/// Bytes a netdev has transmitted (its stats64 counter), `None` if gone.
+pub(crate) fn netdev_tx_bytes(ifindex: u32) -> Option<u64> {
+    let mut tx_bytes = 0u64;
+    // SAFETY: a lookup by index under RCU; `tx_bytes` is writable.
+    unsafe { glue::mrbond_glue_netdev_tx_bytes(ifindex, &mut tx_bytes) }.then_some(tx_bytes)
+}
+
 /// Writes the netdev's name into `out` (NUL-terminated); false if gone.
 pub(crate) fn netdev_name(ifindex: u32, out: &mut [u8; 16]) -> bool {
     // SAFETY: `out` has IFNAMSIZ writable bytes.
@@ -383,6 +397,13 @@ impl IbDevice {
         // SAFETY: by the invariant the device is registered.
         let ifindex = unsafe { glue::mrbond_glue_ibdev_netdev_ifindex(self.raw()) };
         u32::try_from(ifindex).unwrap_or(0)
+    }
+
+    /// Whether the device uses virtual DMA (software RoCE, e.g. rxe): its
+    /// traffic goes through its netdev and needs no mapping.
+    pub(crate) fn uses_virt_dma(&self) -> bool {
+        // SAFETY: by the invariant the device is registered.
+        unsafe { glue::mrbond_glue_ibdev_virt_dma(self.raw()) }
     }
 
     /// Whether the device speaks RoCE.
@@ -823,6 +844,18 @@ pub(crate) unsafe extern "C" fn mrbond_rs_ib_device_removed(
 pub(crate) unsafe extern "C" fn mrbond_rs_evaluate(ctx: *mut c_void, event_ns: u64) -> u32 {
     // SAFETY: the glue passes its live context.
     unsafe { registry(ctx) }.evaluate(event_ns)
+}
+
+/// The periodic work item: one utilisation sample of every member; returns
+/// the delay in ms until the next.
+///
+/// # Safety
+///
+/// Called only by the glue's work function with its context.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn mrbond_rs_sample_utilisation(ctx: *mut c_void) -> u32 {
+    // SAFETY: the glue passes its live context.
+    unsafe { registry(ctx) }.sample_utilisation()
 }
 
 /// NETDEV_UNREGISTER (RTNL held): drop vdev port bindings to `ifindex`.

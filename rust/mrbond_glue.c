@@ -45,6 +45,17 @@ static void mrbond_eval_fn(struct work_struct *work)
 				 msecs_to_jiffies(next_ms));
 }
 
+/* Members' transmit rates for WRR, sampled at the period Rust returns. */
+static struct delayed_work mrbond_util_work;
+
+static void mrbond_util_fn(struct work_struct *work)
+{
+	u32 next_ms = mrbond_rs_sample_utilisation(mrbond_ctx);
+
+	queue_delayed_work(mrbond_wq, &mrbond_util_work,
+			   msecs_to_jiffies(max(next_ms, 1U)));
+}
+
 static void mrbond_event(void)
 {
 	atomic64_cmpxchg(&mrbond_event_ns, 0, ktime_get_ns());
@@ -282,6 +293,27 @@ int mrbond_glue_bond_slaves(u32 ifindex, u32 *slaves, u32 max)
 	return count;
 }
 
+bool mrbond_glue_netdev_tx_bytes(u32 ifindex, u64 *tx_bytes)
+{
+	struct rtnl_link_stats64 stats;
+	struct net_device *ndev;
+
+	rcu_read_lock();
+	ndev = dev_get_by_index_rcu(&init_net, ifindex);
+	if (ndev)
+		dev_get_stats(ndev, &stats);
+	rcu_read_unlock();
+	if (!ndev)
+		return false;
+	*tx_bytes = stats.tx_bytes;
+	return true;
+}
+
+bool mrbond_glue_ibdev_virt_dma(struct ib_device *dev)
+{
+	return ib_uses_virt_dma(dev);
+}
+
 u32 mrbond_glue_netdev_speed_mbps(u32 ifindex)
 {
 	struct ethtool_link_ksettings ks;
@@ -348,6 +380,7 @@ int mrbond_glue_init(void *ctx)
 		return -ENOMEM;
 	}
 	INIT_DELAYED_WORK(&mrbond_eval_work, mrbond_eval_fn);
+	INIT_DELAYED_WORK(&mrbond_util_work, mrbond_util_fn);
 
 	err = ib_register_client(&mrbond_client);
 	if (err)
@@ -359,6 +392,7 @@ int mrbond_glue_init(void *ctx)
 	if (err)
 		goto err_notifier;
 	rdma_link_register(&mrbond_link_ops);
+	queue_delayed_work(mrbond_wq, &mrbond_util_work, 0);
 	return 0;
 
 err_notifier:
@@ -388,6 +422,7 @@ void mrbond_glue_exit(void)
 	ib_unregister_client(&mrbond_client);
 	/* Both may have kicked the work once more. */
 	cancel_delayed_work_sync(&mrbond_eval_work);
+	cancel_delayed_work_sync(&mrbond_util_work);
 	destroy_workqueue(mrbond_wq);
 	mrbond_inject_exit();
 }

@@ -44,6 +44,10 @@ static void mrbond_fill_member(struct nlattr **tb, u32 i, void *dst)
 		m->admin = nla_get_u32(tb[RDMA_MRBOND_A_MEMBER_ADMIN]);
 		m->has_admin = 1;
 	}
+	if (tb[RDMA_MRBOND_A_MEMBER_CAPACITY_MBPS]) {
+		m->capacity_mbps = nla_get_u32(tb[RDMA_MRBOND_A_MEMBER_CAPACITY_MBPS]);
+		m->has_capacity = 1;
+	}
 }
 
 int mrbond_nl_parse_members(struct genl_info *info, void *dst, u32 *nmembers,
@@ -180,6 +184,9 @@ static int mrbond_put_member(struct sk_buff *skb,
 	    (m->lacp_slave && nla_put_flag(skb, RDMA_MRBOND_A_MEMBER_LACP_SLAVE)) ||
 	    nla_put_u8(skb, RDMA_MRBOND_A_MEMBER_LINK_UP, m->link_up) ||
 	    nla_put_u8(skb, RDMA_MRBOND_A_MEMBER_TX_ENABLED, m->tx_enabled) ||
+	    (m->utilisation_known &&
+	     nla_put_u32(skb, RDMA_MRBOND_A_MEMBER_UTILISATION, m->utilisation)) ||
+	    nla_put_u32(skb, RDMA_MRBOND_A_MEMBER_CAPACITY_MBPS, m->capacity_mbps) ||
 	    mrbond_nl_put_member_knobs(skb, ki, m->ibdev))
 		return -EMSGSIZE;
 	nla_nest_end(skb, nest);

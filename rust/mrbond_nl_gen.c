@@ -10,6 +10,11 @@
 
 #include <uapi/rdma_mrbond.h>
 
+/* Integer value ranges */
+static const struct netlink_range_validation rdma_mrbond_a_member_capacity_mbps_range = {
+	.max	= 3200000ULL,
+};
+
 /* Common nested types */
 const struct nla_policy rdma_mrbond_counters_nl_policy[RDMA_MRBOND_A_COUNTERS_RX_PFC_PRIO7 + 1] = {
 	[RDMA_MRBOND_A_COUNTERS_NP_ECN_MARKED_ROCE_PACKETS] = { .type = NLA_U64, },
@@ -66,7 +71,7 @@ const struct nla_policy rdma_mrbond_knob_status_nl_policy[RDMA_MRBOND_A_KNOB_STA
 	[RDMA_MRBOND_A_KNOB_STATUS_ERRNO] = { .type = NLA_U32, },
 };
 
-const struct nla_policy rdma_mrbond_member_nl_policy[RDMA_MRBOND_A_MEMBER_PFC_OVERRIDE_CLEAR + 1] = {
+const struct nla_policy rdma_mrbond_member_nl_policy[RDMA_MRBOND_A_MEMBER_CAPACITY_MBPS + 1] = {
 	[RDMA_MRBOND_A_MEMBER_IBDEV] = { .type = NLA_NUL_STRING, .len = 63, },
 	[RDMA_MRBOND_A_MEMBER_NETDEV_IFINDEX] = { .type = NLA_U32, },
 	[RDMA_MRBOND_A_MEMBER_WEIGHT] = NLA_POLICY_RANGE(NLA_U32, 1, 1000),
@@ -83,6 +88,8 @@ const struct nla_policy rdma_mrbond_member_nl_policy[RDMA_MRBOND_A_MEMBER_PFC_OV
 	[RDMA_MRBOND_A_MEMBER_COUNTERS] = NLA_POLICY_NESTED(rdma_mrbond_counters_nl_policy),
 	[RDMA_MRBOND_A_MEMBER_PFC_OVERRIDE] = { .type = NLA_U32, },
 	[RDMA_MRBOND_A_MEMBER_PFC_OVERRIDE_CLEAR] = { .type = NLA_FLAG, },
+	[RDMA_MRBOND_A_MEMBER_UTILISATION] = { .type = NLA_U32, },
+	[RDMA_MRBOND_A_MEMBER_CAPACITY_MBPS] = NLA_POLICY_FULL_RANGE(NLA_U32, &rdma_mrbond_a_member_capacity_mbps_range),
 };
 
 const struct nla_policy rdma_mrbond_pfc_nl_policy[RDMA_MRBOND_A_PFC_ENABLE_BITMAP + 1] = {

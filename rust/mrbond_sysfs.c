@@ -195,6 +195,12 @@ static struct mrbond_sysfs_attr mrbond_member_attr[] = {
 			       mrbond_member),
 	[MRBOND_MEMBER_ATTR_LACP] =
 		MRBOND_ATTR_RO(lacp, MRBOND_MEMBER_ATTR_LACP, mrbond_member),
+	[MRBOND_MEMBER_ATTR_UTILISATION] =
+		MRBOND_ATTR_RO(utilisation, MRBOND_MEMBER_ATTR_UTILISATION,
+			       mrbond_member),
+	[MRBOND_MEMBER_ATTR_CAPACITY] =
+		MRBOND_ATTR_RW(capacity_mbps, MRBOND_MEMBER_ATTR_CAPACITY,
+			       mrbond_member),
 };
 static_assert(ARRAY_SIZE(mrbond_member_attr) == MRBOND_MEMBER_ATTR_MAX);
 
@@ -208,6 +214,8 @@ static struct attribute *mrbond_member_attrs[] = {
 	&mrbond_member_attr[MRBOND_MEMBER_ATTR_OUTSTANDING].kattr.attr,
 	&mrbond_member_attr[MRBOND_MEMBER_ATTR_TRANSITIONS].kattr.attr,
 	&mrbond_member_attr[MRBOND_MEMBER_ATTR_LACP].kattr.attr,
+	&mrbond_member_attr[MRBOND_MEMBER_ATTR_UTILISATION].kattr.attr,
+	&mrbond_member_attr[MRBOND_MEMBER_ATTR_CAPACITY].kattr.attr,
 	NULL,
 };
 static_assert(ARRAY_SIZE(mrbond_member_attrs) == MRBOND_MEMBER_ATTR_MAX + 1);

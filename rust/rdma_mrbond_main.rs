@@ -8,7 +8,8 @@
 //! - `policy`: pure `core`-only decisions (placement, eligibility, failover
 //!   planning, knob validation), shared verbatim with the host test crate;
 //! - the safe Rust layer: `registry` (devices and bonds), `bond` (members,
-//!   evaluation, snapshots), `sysfs` (formatting and validated writes),
+//!   evaluation, snapshots), `utilisation` (members' transmit rates for
+//!   WRR), `sysfs` (formatting and validated writes),
 //!   `knobs` (ECN/DCQCN/PFC settings, the PFC fan-out, their reports);
 //! - `ffi`: the only module with `unsafe`, over the C glue (`mrbond_glue.c`,
 //!   `mrbond_netlink.c`, `mrbond_vdev.c`, `mrbond_sysfs.c`): ops tables and
@@ -23,6 +24,7 @@ mod knobs;
 pub mod policy;
 mod registry;
 mod sysfs;
+mod utilisation;
 
 module! {
     type: RdmaMrbond,

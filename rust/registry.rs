@@ -65,8 +65,9 @@ impl From<Error> for ReqError {
 
 type ReqResult<T = ()> = core::result::Result<T, ReqError>;
 
-/// A validated MEMBER_SET entry: slot, new weight, new admin state.
-type MemberChange = (usize, Option<u16>, Option<AdminState>);
+/// A validated MEMBER_SET entry: slot, new weight, new admin state, new
+/// capacity.
+type MemberChange = (usize, Option<u16>, Option<AdminState>, Option<u32>);
 
 /// What the registry lock protects.
 struct RegistryInner {
@@ -248,6 +249,22 @@ impl Registry {
             let ms = d.saturating_sub(now).div_ceil(1_000_000).max(1);
             u32::try_from(ms).unwrap_or(u32::MAX)
         })
+    }
+
+    /// One utilisation sample of every bond's members (the module's ordered
+    /// workqueue); returns the delay in ms until the next one.
+    pub(crate) fn sample_utilisation(&self) -> u32 {
+        let mut bonds: [Option<Arc<Bond>>; MAX_BONDS] = [const { None }; MAX_BONDS];
+        {
+            let inner = self.inner.lock();
+            for (dst, src) in bonds.iter_mut().zip(inner.bonds.iter()) {
+                dst.clone_from(src);
+            }
+        }
+        for bond in bonds.iter().flatten() {
+            bond.sample_utilisation();
+        }
+        crate::utilisation::SAMPLE_PERIOD_MS
     }
 
     fn find_bond(inner: &RegistryInner, name: &[u8]) -> Option<Arc<Bond>> {
@@ -696,7 +713,8 @@ impl Registry {
         Ok(())
     }
 
-    /// MEMBER_SET: weight and admin state; all validated before any change.
+    /// MEMBER_SET: weight, admin state, capacity; all validated before any
+    /// change.
     pub(crate) fn member_set(&self, spec: &BondSpec) -> ReqResult {
         let bond = self.bond_by_spec(spec)?;
         let mut st = bond.state.lock();
@@ -725,23 +743,36 @@ impl Registry {
             } else {
                 None
             };
-            if weight.is_none() && admin.is_none() {
+            let capacity = if m.has_capacity != 0 {
+                Some(
+                    knobs::validate_capacity_mbps(u64::from(m.capacity_mbps))
+                        .map_err(ReqError::config)?,
+                )
+            } else {
+                None
+            };
+            if weight.is_none() && admin.is_none() && capacity.is_none() {
                 return Err(ReqError::new(
                     EINVAL,
-                    c_str!("nothing to set: give weight or admin"),
+                    c_str!("nothing to set: give weight, admin or capacity-mbps"),
                 ));
             }
             if let Some(c) = changes.get_mut(i) {
-                *c = Some((slot, weight, admin));
+                *c = Some((slot, weight, admin, capacity));
             }
         }
-        for (slot, weight, admin) in changes.iter().flatten() {
+        for (slot, weight, admin, capacity) in changes.iter().flatten() {
             let idx = crate::policy::MemberIndex::new(*slot).ok_or(EINVAL)?;
             if let Some(w) = weight {
                 st.placer.set_weight(idx, *w).map_err(ReqError::config)?;
             }
             if let (Some(a), Some(Some(m))) = (admin, st.members.get_mut(*slot)) {
                 m.admin = *a;
+            }
+            if let (Some(c), Some(Some(m))) = (capacity, st.members.get_mut(*slot)) {
+                m.capacity_mbps = *c;
+                // The average restarts against the new capacity.
+                st.placer.clear_utilisation(idx);
             }
         }
         drop(st);

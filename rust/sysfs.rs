@@ -10,6 +10,7 @@ use crate::{
     bond::{self, emit, Bond},
     ffi,
     policy::{knobs, MemberIndex},
+    utilisation,
 };
 
 /// `enum mrbond_bond_attr`.
@@ -30,6 +31,8 @@ const MEMBER_ADMIN: u32 = 4;
 // reads them where they are kept (rust/mrbond_sysfs.c).
 const MEMBER_TRANSITIONS: u32 = 7;
 const MEMBER_LACP: u32 = 8;
+const MEMBER_UTILISATION: u32 = 9;
+const MEMBER_CAPACITY: u32 = 10;
 
 /// Input without the trailing newline `echo` adds.
 fn trim(input: &[u8]) -> &[u8] {
@@ -156,11 +159,16 @@ pub(crate) fn member_show(bond: &Bond, slot: u32, attr: u32, page: &mut [u8]) ->
                 emit(page, format_args!("none\n"))
             }
         }
+        MEMBER_UTILISATION => match utilisation::utilisation_of(&st, m) {
+            Some(u) => emit(page, format_args!("{u}\n")),
+            None => emit(page, format_args!("unknown\n")),
+        },
+        MEMBER_CAPACITY => emit(page, format_args!("{}\n", member.capacity_mbps)),
         _ => EINVAL.to_errno() as isize,
     }
 }
 
-/// Stores a member attribute (`weight`, `admin`).
+/// Stores a member attribute (`weight`, `admin`, `capacity_mbps`).
 pub(crate) fn member_store(bond: &Bond, slot: u32, attr: u32, input: &[u8]) -> i32 {
     let Some(m) = usize::try_from(slot).ok().and_then(MemberIndex::new) else {
         return EINVAL.to_errno();
@@ -177,6 +185,20 @@ pub(crate) fn member_store(bond: &Bond, slot: u32, attr: u32, input: &[u8]) -> i
                     Ok(()) => 0,
                     Err(_) => EINVAL.to_errno(),
                 },
+                _ => EINVAL.to_errno(),
+            },
+            MEMBER_CAPACITY => match knobs::parse_number(input)
+                .ok()
+                .map(knobs::validate_capacity_mbps)
+            {
+                Some(Ok(c)) => {
+                    if let Some(Some(member)) = st.members.get_mut(m.get()) {
+                        member.capacity_mbps = c;
+                    }
+                    // The average restarts against the new capacity.
+                    st.placer.clear_utilisation(m);
+                    0
+                }
                 _ => EINVAL.to_errno(),
             },
             MEMBER_ADMIN => match bond::admin_from_name(trim(input)) {

@@ -198,6 +198,9 @@ knobs! {
     UpdelayMs = "updelay_ms", 0..=600000, default 0;
     /// Bond downdelay, ms.
     DowndelayMs = "downdelay_ms", 0..=600000, default 0;
+    /// Member capacity against which WRR measures its utilisation, Mb/s;
+    /// 0 takes the link speed (a rail limited elsewhere sets its own).
+    CapacityMbps = "capacity_mbps", 0..=3200000, default 0;
 }
 
 /// Number of knobs.
@@ -353,6 +356,11 @@ pub const fn validate_weight(value: u64) -> Result<u16, ConfigError> {
         Ok(v) => Ok(v as u16),
         Err(e) => Err(e),
     }
+}
+
+/// Validates a member capacity in Mb/s (0: its link speed).
+pub const fn validate_capacity_mbps(value: u64) -> Result<u32, ConfigError> {
+    Knob::CapacityMbps.validate(value)
 }
 
 /// Validates a member count.

@@ -368,6 +368,25 @@ impl Placer {
         Some(util)
     }
 
+    /// Forgets a member's utilisation (its capacity became unknown, or its
+    /// counter restarted): it weighs as idle until the next sample, which
+    /// then starts the average afresh.
+    pub fn clear_utilisation(&mut self, m: MemberIndex) {
+        if let Some(slot) = self.slots.get_mut(m.get()) {
+            slot.util_permille = 0;
+            slot.util_sampled = false;
+        }
+        if self.present.contains(m) {
+            self.refresh_weight(m);
+        }
+    }
+
+    /// Whether a sample has set the member's utilisation since it joined
+    /// or was last cleared.
+    pub fn utilisation_known(&self, m: MemberIndex) -> bool {
+        self.slots.get(m.get()).is_some_and(|s| s.util_sampled)
+    }
+
     fn refresh_weight(&mut self, m: MemberIndex) {
         let eff = match self.slots.get(m.get()) {
             Some(s) => wrr::effective_weight(s.admin_weight, s.util_permille),

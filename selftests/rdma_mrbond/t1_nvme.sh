@@ -671,7 +671,7 @@ cdr_hold_reqs() {  # hostb, until hosta is done
 
 test_regress_connect_during_member_removal() {
 	local rc=0 out=$TB_TMP/cdr i off pid crc t_rm dt victim nic held m
-	local ok=0 fast=0 slow=0 stalled=0 q0 q1
+	local ok=0 fast=0 slow=0 stalled=0 q0 q1 c
 	if [[ $MODE != bond ]]; then
 		echo "raw mode: no bond"
 		barrier cdr-start 300 && barrier cdr-done 900
@@ -735,6 +735,92 @@ test_regress_connect_during_member_removal() {
 	((i == CDR_TRIES && slow + stalled == 0)) || rc=1
 	barrier cdr-done 900 || rc=1
 	! dmesg | grep -E 'BUG:|Oops|general protection' || { echo "kernel oops"; rc=1; }
+	((rc == 0)) || diag
+	return $rc
+}
+
+# ---- WRR weighs the members' live utilisation ----
+#
+# Rail 0 is loaded with raw RoCE traffic (ib_write_bw on rxe0, hosta to
+# hostb) while both members' capacity is set to WRR_CAPACITY Mb/s: rxe0's
+# sampled utilisation must rise to the top, rxe1's stay low, and the QPs of
+# new controllers (nvme-rdma's QPs are placed by policy) must go to the
+# members in WRR's proportions, admin weight x (1400 - utilisation permille),
+# within WRR_SLACK QPs. Before the fix the module never sampled: WRR split
+# them evenly.
+WRR_CAPACITY=20
+WRR_CTRLS=6  # two QPs each: admin and one I/O queue
+WRR_SLACK=2
+WRR_PORT=$((PORT_BASE + 30))
+WRR_LOAD_S=75
+
+member_attr() { bq cat "$SYS/mrbond0/mrbond/members/$1/$2"; }
+util_at_least() { local u; u=$(member_attr "$1" utilisation); [[ $u =~ ^[0-9]+$ ]] && ((u >= $2)); }
+
+wrr_load() {  # ib_write_bw on rxe0 for WRR_LOAD_S seconds, both sides
+	local gid
+	gid=$(gid_index_of rxe0 "$(rail_ip 0 "$ME")") || return 1
+	local cmd=(timeout $((WRR_LOAD_S + 30)) ib_write_bw -d rxe0 -x "$gid" -p "$WRR_PORT" -D "$WRR_LOAD_S"
+		-s 65536 -F --report_gbits)
+	if [[ $MRBOND_ROLE == hostb ]]; then
+		"${cmd[@]}" >"$TB_TMP/wrr-server" 2>&1
+	else
+		run_client "${cmd[@]}" "$(rail_ip 0 1)"
+	fi
+}
+
+test_wrr_live_utilisation() {
+	local rc=0 out=$TB_TMP/wrr load u0 u1 p0 p1 d0 d1 n want c before i m
+	if [[ $MODE != bond ]]; then
+		echo "raw mode: no bond"
+		barrier wrr-start 300 && barrier wrr-done 600
+		return
+	fi
+	if [[ $MRBOND_ROLE == hostb ]]; then
+		wrr_load &
+		load=$!
+		barrier wrr-start 300 || rc=1
+		barrier wrr-done 600 || rc=1
+		wait "$load" || { echo "ib_write_bw server: $(tail -n 3 "$TB_TMP/wrr-server")"; rc=1; }
+		return $rc
+	fi
+	echo wrr >"$SYS/mrbond0/mrbond/policy" || rc=1
+	for m in rxe0 rxe1; do
+		echo "$WRR_CAPACITY" >"$SYS/mrbond0/mrbond/members/$m/capacity_mbps" || rc=1
+	done
+	barrier wrr-start 300 || rc=1
+	wrr_load >"$out.load" 2>&1 &
+	load=$!
+	wait_until 40 util_at_least rxe0 900 ||
+		{ echo "rxe0 utilisation did not rise: $(member_attr rxe0 utilisation)"; rc=1; }
+	u0=$(member_attr rxe0 utilisation) u1=$(member_attr rxe1 utilisation)
+	echo "utilisation under load (permille of $WRR_CAPACITY Mb/s): rxe0 $u0, rxe1 $u1"
+	bq "$CTL" bond show mrbond0
+	[[ $u1 =~ ^[0-9]+$ ]] && ((u1 <= 200)) || { echo "rxe1 is not idle: $u1"; rc=1; }
+	p0=$(port_counter 1 placements) p1=$(port_counter 2 placements)
+	before=$(ls /sys/class/nvme)
+	for ((i = 0; i < WRR_CTRLS && rc == 0; i++)); do
+		bounded 60 "$out.c$i" fabrics_connect || { echo "connect $i: $(cat "$out.c$i")"; rc=1; }
+	done
+	d0=$(($(port_counter 1 placements) - p0)) d1=$(($(port_counter 2 placements) - p1))
+	n=$((d0 + d1))
+	# Equal admin weights: rxe0's share is (1400 - u0) / (2800 - u0 - u1).
+	want=$(awk -v n="$n" -v a="$u0" -v b="$u1" 'BEGIN { printf "%.1f", n * (1400 - a) / (2800 - a - b) }')
+	echo "new QPs: rxe0 $d0, rxe1 $d1 of $n; WRR's proportions give rxe0 $want"
+	u0=$(member_attr rxe0 utilisation) u1=$(member_attr rxe1 utilisation)
+	echo "utilisation after the connects: rxe0 $u0, rxe1 $u1"
+	((n > 0)) && awk -v d="$d0" -v w="$want" -v s="$WRR_SLACK" 'BEGIN { exit !(d >= w - s && d <= w + s) }' ||
+		{ echo "placement did not follow WRR's proportions"; rc=1; }
+	for c in $(comm -13 <(echo "$before") <(ls /sys/class/nvme)); do
+		bounded 60 "$out.d" nvme disconnect -d "$c"
+	done
+	wait "$load" || { echo "ib_write_bw client: $(tail -n 3 "$out.load")"; rc=1; }
+	tail -n 2 "$TB_TMP/client"
+	for m in rxe0 rxe1; do
+		echo 0 >"$SYS/mrbond0/mrbond/members/$m/capacity_mbps" || rc=1
+	done
+	echo rr >"$SYS/mrbond0/mrbond/policy" || rc=1
+	barrier wrr-done 600 || rc=1
 	((rc == 0)) || diag
 	return $rc
 }
@@ -1060,7 +1146,7 @@ test_teardown() {
 	return $rc
 }
 
-ktap_header 13
+ktap_header 14
 # Every command, time-stamped, in the run directory: where a guest hangs
 # shows from the host while it hangs.
 exec {TRACE_FD}>>"$MRBOND_RUN/$MRBOND_ROLE.nvme-trace"
@@ -1094,6 +1180,7 @@ run_test fio_verify test_fio_verify
 run_test cable_pull_during_fio test_cable_pull
 run_test member_removed_during_fio test_member_removed
 run_test regress_listen_context_race test_regress_listen_context_race
+run_test wrr_live_utilisation test_wrr_live_utilisation
 run_test ecn_marking_on_the_wire test_ecn_on_wire
 run_test nfs_rdma_fio_verify test_nfs_fio_verify
 run_test nfs_rdma_cable_pull test_nfs_cable_pull

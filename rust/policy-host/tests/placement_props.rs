@@ -271,3 +271,25 @@ fn removed_member_never_placed() {
         }
     }
 }
+
+#[test]
+fn cleared_utilisation_weighs_idle_and_restarts_the_average() {
+    let mut p = placer(Policy::Wrr, &[100, 100]);
+    assert!(!p.utilisation_known(mi(0)));
+    // 1 Gb/s for 1 s on a 1000 Mb/s link: full.
+    assert_eq!(
+        p.update_utilisation(mi(0), 125_000_000, 1_000_000_000, 1000),
+        Some(1000)
+    );
+    assert!(p.utilisation_known(mi(0)));
+    assert_eq!(p.effective_weight(mi(0)), wrr::effective_weight(100, 1000));
+    p.clear_utilisation(mi(0));
+    assert!(!p.utilisation_known(mi(0)));
+    assert_eq!(p.utilisation(mi(0)), 0);
+    assert_eq!(p.effective_weight(mi(0)), wrr::effective_weight(100, 0));
+    // The next sample starts afresh instead of averaging with the old one.
+    assert_eq!(
+        p.update_utilisation(mi(0), 62_500_000, 1_000_000_000, 1000),
+        Some(500)
+    );
+}

@@ -71,6 +71,8 @@ pub enum MemberAttr {
     Counters = 14,
     PfcOverride = 15,
     PfcOverrideClear = 16,
+    Utilisation = 17,
+    CapacityMbps = 18,
 }
 impl neli::consts::genl::NlAttrType for MemberAttr {}
 
@@ -168,6 +170,8 @@ pub fn member_attr_name(nr: u16) -> Option<&'static str> {
         MemberAttr::Counters => "counters",
         MemberAttr::PfcOverride => "pfc-override",
         MemberAttr::PfcOverrideClear => "pfc-override-clear",
+        MemberAttr::Utilisation => "utilisation",
+        MemberAttr::CapacityMbps => "capacity-mbps",
         MemberAttr::UnrecognizedConst(_) => return None,
     })
 }
@@ -455,7 +459,9 @@ mod tests {
         assert_eq!(bond_attr_name(5), Some("lacp-source"));
         assert_eq!(member_attr_name(3), Some("weight"));
         assert_eq!(member_attr_name(13), Some("knob-status"));
-        assert_eq!(member_attr_name(17), None);
+        assert_eq!(member_attr_name(17), Some("utilisation"));
+        assert_eq!(member_attr_name(18), Some("capacity-mbps"));
+        assert_eq!(member_attr_name(19), None);
         assert_eq!(u8::from(Cmd::EcnSet), 9);
         assert_eq!(u8::from(Cmd::PfcSet), 10);
         assert_eq!(u16::from(BondAttr::Counters), 12);

@@ -159,7 +159,7 @@ enum MemberCmd {
         /// Member RDMA device
         ibdev: String,
     },
-    /// Change a member's weight or admin state (MEMBER_SET)
+    /// Change a member's weight, admin state or capacity (MEMBER_SET)
     #[command(group(ArgGroup::new("change").required(true).multiple(true)))]
     Set {
         /// Bond name
@@ -172,6 +172,10 @@ enum MemberCmd {
         /// New admin state
         #[arg(long, group = "change")]
         admin: Option<AdminState>,
+        /// Capacity in Mb/s that wrr measures the member's utilisation
+        /// against; 0 takes its link speed
+        #[arg(long, value_name = "MBPS", group = "change")]
+        capacity_mbps: Option<u32>,
     },
 }
 
@@ -270,6 +274,7 @@ fn member_cmd(c: &mut Client, cmd: MemberCmd) -> Result<(), Error> {
                 ibdev,
                 weight: None,
                 admin: None,
+                capacity_mbps: None,
             },
         ),
         MemberCmd::Set {
@@ -277,6 +282,7 @@ fn member_cmd(c: &mut Client, cmd: MemberCmd) -> Result<(), Error> {
             ibdev,
             weight,
             admin,
+            capacity_mbps,
         } => (
             Cmd::MemberSet,
             name,
@@ -284,6 +290,7 @@ fn member_cmd(c: &mut Client, cmd: MemberCmd) -> Result<(), Error> {
                 ibdev,
                 weight,
                 admin,
+                capacity_mbps,
             },
         ),
     };

@@ -30,6 +30,8 @@ pub struct MemberSpec {
     pub weight: Option<u32>,
     /// Admin state (member set only).
     pub admin: Option<AdminState>,
+    /// Capacity in Mb/s for utilisation, 0 = link speed (member set only).
+    pub capacity_mbps: Option<u32>,
 }
 
 impl MemberSpec {
@@ -51,6 +53,7 @@ impl MemberSpec {
             ibdev: ibdev.to_string(),
             weight,
             admin: None,
+            capacity_mbps: None,
         })
     }
 }
@@ -79,6 +82,10 @@ pub struct Member {
     /// Congestion counters; `None` when the kernel sent no counters nest.
     pub counters: Option<Counters>,
     pub pfc_override: Option<u32>,
+    /// Transmit utilisation, permille of capacity; `None` while unknown.
+    pub utilisation: Option<u32>,
+    /// Capacity for utilisation, Mb/s; 0 = the link speed.
+    pub capacity_mbps: Option<u32>,
 }
 
 /// One `knob-status` nest: the knobs (bit = knob id) sharing a status.
@@ -155,6 +162,11 @@ fn member_nest(m: &MemberSpec) -> Result<Nlattr<BondAttr, Buffer>, Error> {
     if let Some(a) = m.admin {
         nest = nest
             .nest(&attr(MemberAttr::Admin, a.value())?)
+            .map_err(Error::local)?;
+    }
+    if let Some(c) = m.capacity_mbps {
+        nest = nest
+            .nest(&attr(MemberAttr::CapacityMbps, c)?)
             .map_err(Error::local)?;
     }
     Ok(nest)
@@ -346,6 +358,8 @@ pub fn parse_member(nest: &Nlattr<BondAttr, Buffer>) -> Result<Member, Error> {
             MemberAttr::KnobStatus => m.knob_status.push(parse_knob_status(a)?),
             MemberAttr::Counters => m.counters = Some(parse_counters(a)?),
             MemberAttr::PfcOverride => m.pfc_override = Some(get_u32("pfc-override", p)?),
+            MemberAttr::Utilisation => m.utilisation = Some(get_u32("utilisation", p)?),
+            MemberAttr::CapacityMbps => m.capacity_mbps = Some(get_u32("capacity-mbps", p)?),
             MemberAttr::PfcOverrideClear | MemberAttr::UnrecognizedConst(_) => {}
         }
     }
@@ -485,6 +499,8 @@ pub(crate) mod tests {
         m0.extend(nla(10, &[]));
         m0.extend(nla(11, &[1]));
         m0.extend(nla(12, &[1]));
+        m0.extend(nla(17, &375u32.to_ne_bytes()));
+        m0.extend(nla(18, &0u32.to_ne_bytes()));
 
         let mut m1 = Vec::new();
         m1.extend(nla(1, b"rxe1\0"));
@@ -496,6 +512,7 @@ pub(crate) mod tests {
         m1.extend(nla(7, &0u32.to_ne_bytes()));
         m1.extend(nla(8, &0u32.to_ne_bytes())); // 4-byte u64 (nla_put_uint)
         m1.extend(nla(9, &(1u64 << 33).to_ne_bytes()));
+        m1.extend(nla(18, &100u32.to_ne_bytes()));
 
         let mut v = vec![u8::from(Cmd::BondGet), 1, 0, 0];
         v.extend(nla(1, &5u32.to_ne_bytes()));
@@ -588,16 +605,18 @@ pub(crate) mod tests {
             ibdev: "rxe1".into(),
             weight: Some(1000),
             admin: Some(AdminState::Drain),
+            capacity_mbps: Some(100),
         };
         let msg = member_op(Cmd::MemberSet, "mrbond1", &m).expect("builds");
         #[rustfmt::skip]
         let expected: Vec<u8> = vec![
             7, 1, 0, 0,
             12, 0, 2, 0, b'm', b'r', b'b', b'o', b'n', b'd', b'1', 0,
-            32, 0, 6, 0x80,
+            40, 0, 6, 0x80,
                 9, 0, 1, 0, b'r', b'x', b'e', b'1', 0, 0, 0, 0,
                 8, 0, 3, 0, 0xe8, 0x03, 0, 0,
                 8, 0, 4, 0, 1, 0, 0, 0,
+                8, 0, 18, 0, 100, 0, 0, 0,
         ];
         assert_eq!(genl_bytes(&msg), expected);
     }
@@ -650,6 +669,8 @@ pub(crate) mod tests {
                     knob_status: vec![],
                     counters: None,
                     pfc_override: None,
+                    utilisation: Some(375),
+                    capacity_mbps: Some(0),
                 },
                 Member {
                     ibdev: "rxe1".into(),
@@ -667,6 +688,8 @@ pub(crate) mod tests {
                     knob_status: vec![],
                     counters: None,
                     pfc_override: None,
+                    utilisation: None,
+                    capacity_mbps: Some(100),
                 },
             ]
         );
@@ -768,7 +791,8 @@ pub(crate) mod tests {
             Ok(MemberSpec {
                 ibdev: "mlx5_0".into(),
                 weight: Some(250),
-                admin: None
+                admin: None,
+                capacity_mbps: None,
             })
         );
         assert_eq!(MemberSpec::parse("rxe0").map(|m| m.weight), Ok(None));

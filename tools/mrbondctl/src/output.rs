@@ -49,6 +49,8 @@ pub fn member_json(m: &Member, ifname: IfName) -> Value {
         "netdev_ifindex": m.netdev_ifindex,
         "netdev": m.netdev_ifindex.and_then(ifname),
         "weight": m.weight,
+        "utilisation_permille": m.utilisation,
+        "capacity_mbps": m.capacity_mbps,
         "admin": enum_json(m.admin, admin_name),
         "usability": enum_json(m.usability, usability_name),
         "reason": enum_json(m.reason, reason_name),
@@ -172,10 +174,26 @@ fn lacp_text(m: &Member) -> String {
     )
 }
 
-const MEMBER_COLUMNS: [&str; 10] = [
+/// Utilisation as a percentage with one decimal, `-` while unknown.
+fn util_text(permille: Option<u32>) -> String {
+    permille.map_or_else(|| "-".to_string(), |p| format!("{}.{}%", p / 10, p % 10))
+}
+
+/// Capacity in Mb/s, `link` when it follows the link speed.
+fn capacity_text(mbps: Option<u32>) -> String {
+    match mbps {
+        Some(0) => "link".to_string(),
+        Some(c) => format!("{c}M"),
+        None => "-".to_string(),
+    }
+}
+
+const MEMBER_COLUMNS: [&str; 12] = [
     "IBDEV",
     "NETDEV",
     "WEIGHT",
+    "UTIL",
+    "CAPACITY",
     "ADMIN",
     "USABILITY",
     "REASON",
@@ -215,7 +233,7 @@ pub fn bond_text(b: &Bond, ifname: IfName) -> String {
         return s;
     }
 
-    let rows: Vec<[String; 10]> = b
+    let rows: Vec<[String; 12]> = b
         .members
         .iter()
         .map(|m| {
@@ -223,6 +241,8 @@ pub fn bond_text(b: &Bond, ifname: IfName) -> String {
                 m.ibdev.clone(),
                 netdev(m.netdev_ifindex, ifname),
                 opt(m.weight),
+                util_text(m.utilisation),
+                capacity_text(m.capacity_mbps),
                 opt_enum(m.admin, AdminState::label),
                 opt_enum(m.usability, Usability::label),
                 opt_enum(m.reason, Reason::label),
@@ -291,6 +311,8 @@ mod tests {
                     "netdev_ifindex": 3,
                     "netdev": "eth1",
                     "weight": 100,
+                    "utilisation_permille": 375,
+                    "capacity_mbps": 0,
                     "admin": "up",
                     "usability": "usable",
                     "reason": "ready",
@@ -307,6 +329,8 @@ mod tests {
                     "netdev_ifindex": 4,
                     "netdev": null,
                     "weight": 50,
+                    "utilisation_permille": null,
+                    "capacity_mbps": 100,
                     "admin": "drain",
                     "usability": "unusable",
                     "reason": "lacp-not-distributing",
@@ -395,9 +419,9 @@ mod tests {
         let expected = "\
 mrbond0: ibdev_index 5 mode active-backup policy lqf lacp_source bond0 (9)
     members 2 usable 1 placements 123456 placement_failures 2
-    IBDEV  NETDEV    WEIGHT  ADMIN  USABILITY  REASON                 QPS  OUTSTANDING  TRANSITIONS  LACP
-    rxe0   eth1 (3)  100     up     usable     ready                  7    12           1            slave link:up tx:on
-    rxe1   4         50      drain  unusable   lacp-not-distributing  0    0            8589934592   -
+    IBDEV  NETDEV    WEIGHT  UTIL   CAPACITY  ADMIN  USABILITY  REASON                 QPS  OUTSTANDING  TRANSITIONS  LACP
+    rxe0   eth1 (3)  100     37.5%  link      up     usable     ready                  7    12           1            slave link:up tx:on
+    rxe1   4         50      -      100M      drain  unusable   lacp-not-distributing  0    0            8589934592   -
 ";
         assert_eq!(text, expected);
     }
