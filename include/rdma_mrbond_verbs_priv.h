@@ -54,6 +54,13 @@ static inline u64 mrbond_wrid(u32 qp_id, u64 seq, bool recv)
 }
 /* A destroyed QPN is not reused for this long (ib_cm's stale check). */
 #define MRBOND_QPN_QUARANTINE	(10 * HZ)
+/*
+ * ... or this long, if the bond ended the QP's connection exchange
+ * (mrbond_gsi_abort_cm()): the peer may keep its half until its REP retries
+ * run out (under rdma_cm 16 tries of ~4.6 s) and refuses a REQ from the
+ * same QPN meanwhile as a stale connection.
+ */
+#define MRBOND_QPN_QUARANTINE_ABORTED	(90 * HZ)
 
 struct mrbond_pd {
 	struct ib_pd ibpd;
@@ -132,6 +139,7 @@ struct mrbond_qp {
 	 * is gone until it times out (15 retries of ~4.6 s under rdma_cm).
 	 */
 	struct mrbond_cm_exchange cm;
+	bool cm_aborted;	/* under objs_lock: a REJ ended its exchange */
 
 	/* QP1 only (rust/mrbond_verbs_gsi.c); member is -1, mqp NULL. */
 	u32 gsi_port;

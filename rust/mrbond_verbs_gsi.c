@@ -496,6 +496,7 @@ void mrbond_gsi_abort_cm(struct mrbond_vdev *v, struct mrbond_qp *qp,
 	IBA_SET(CM_REJ_REASON, rej, IB_CM_REJ_INVALID_GID);
 	mrbond_gsi_deliver(v, cm->port, rej, &cm->theirs, &cm->ours);
 	kfree(rej);
+	qp->cm_aborted = true;
 	pr_info("%s: QP %u lost its member while connecting: %s rejected locally\n",
 		dev_name(&v->ibdev.dev), qp->ibqp.qp_num,
 		cm->sent == MRBOND_CM_SENT_REQ ? "REQ" : "REP");

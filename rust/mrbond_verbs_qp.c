@@ -79,9 +79,10 @@ static int mrbond_qpn_claim(struct mrbond_vdev *v, u32 qpn,
 	return xa_err(xa_store(&v->qpns, qpn, qp, GFP_KERNEL));
 }
 
-static void mrbond_qpn_quarantine(struct mrbond_vdev *v, u32 qpn)
+static void mrbond_qpn_quarantine(struct mrbond_vdev *v, u32 qpn,
+				  unsigned long period)
 {
-	unsigned long until = (jiffies + MRBOND_QPN_QUARANTINE) & LONG_MAX;
+	unsigned long until = (jiffies + period) & LONG_MAX;
 
 	/* On -ENOMEM the entry stays and keeps the QPN out until reuse. */
 	xa_store(&v->qpns, qpn, xa_mk_value(until), GFP_KERNEL);
@@ -577,7 +578,9 @@ int mrbond_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 		atomic_dec(&m->qps);
 		atomic_sub(outstanding, &m->outstanding);
 	}
-	mrbond_qpn_quarantine(v, ibqp->qp_num);
+	mrbond_qpn_quarantine(v, ibqp->qp_num,
+			      qp->cm_aborted ? MRBOND_QPN_QUARANTINE_ABORTED :
+					       MRBOND_QPN_QUARANTINE);
 	mutex_unlock(&v->objs_lock);
 
 	kfree(qp->sq.slot);

@@ -46,19 +46,16 @@ impl ReqError {
         }
     }
 
+    /// A failure of the kernel or of our own bookkeeping that no input
+    /// causes: the errno, with a message that says so.
+    fn internal(errno: Error) -> Self {
+        Self::new(errno, c_str!("mrbond: internal error (see the kernel log)"))
+    }
+
     fn config(e: ConfigError) -> Self {
         Self {
             errno: EINVAL,
             message: Some(e.message_nul()),
-        }
-    }
-}
-
-impl From<Error> for ReqError {
-    fn from(errno: Error) -> Self {
-        Self {
-            errno,
-            message: None,
         }
     }
 }
@@ -411,10 +408,11 @@ impl Registry {
     ) -> ReqResult<Arc<Bond>> {
         let count = members.iter().flatten().count();
         let ports = match mode {
-            BondMode::Rail => u32::try_from(count).map_err(|_| EINVAL)?,
+            BondMode::Rail => u32::try_from(count).map_err(|_| ReqError::internal(EINVAL))?,
             BondMode::ActiveBackup => 1,
         };
-        let bond = Bond::new(mode, policy, lacp_source, ports)?;
+        let bond = Bond::new(mode, policy, lacp_source, ports)
+            .map_err(|e| ReqError::new(e, c_str!("cannot allocate the bond")))?;
         let mut vdev;
         {
             let mut inner = self.inner.lock();
@@ -425,7 +423,8 @@ impl Registry {
                 .ok_or(ReqError::new(ENOSPC, c_str!("too many bonds")))?;
             let guid = GUID_BASE | inner.next_guid;
             inner.next_guid = inner.next_guid.wrapping_add(1);
-            vdev = Vdev::alloc(bond.clone(), ports, guid)?;
+            vdev = Vdev::alloc(bond.clone(), ports, guid)
+                .map_err(|e| ReqError::new(e, c_str!("cannot allocate the RDMA device")))?;
             let mut devs: [Option<&IbDevice>; MAX_MEMBERS] = [None; MAX_MEMBERS];
             // Checked before the new bond's lock is taken: the check locks
             // the other bonds, and two locks of one class are never nested.
@@ -438,18 +437,26 @@ impl Registry {
             {
                 let mut st = bond.state.lock();
                 for (slot, (name, weight, admin)) in members.iter().flatten().enumerate() {
-                    let dev = devs.get(slot).copied().flatten().ok_or(EINVAL)?;
-                    let m = crate::policy::MemberIndex::new(slot).ok_or(EINVAL)?;
+                    let dev = devs
+                        .get(slot)
+                        .copied()
+                        .flatten()
+                        .ok_or(ReqError::internal(EINVAL))?;
+                    let m =
+                        crate::policy::MemberIndex::new(slot).ok_or(ReqError::internal(EINVAL))?;
                     st.placer.add_member(m, *weight).map_err(ReqError::config)?;
                     let netdev = dev.netdev_ifindex();
                     if mode == BondMode::Rail || slot == 0 {
                         let port = u32::try_from(slot).unwrap_or(0).saturating_add(1);
-                        vdev.set_port_netdev(port, netdev)?;
+                        vdev.set_port_netdev(port, netdev).map_err(|e| {
+                            ReqError::new(e, c_str!("cannot bind a port to the member's netdev"))
+                        })?;
                         if let Some(b) = st.port_netdev.get_mut(slot) {
                             *b = netdev;
                         }
                     }
-                    st.insert_member(slot, Member::new(*name, dev, *admin), ffi::now_ns())?;
+                    st.insert_member(slot, Member::new(*name, dev, *admin), ffi::now_ns())
+                        .map_err(ReqError::internal)?;
                 }
             }
             vdev.set_attrs(&devs);
@@ -606,8 +613,10 @@ impl Registry {
                 ));
             }
             for (i, m) in spec.members().iter().enumerate() {
-                let name = Name::new(&m.ibdev).ok_or(EINVAL)?;
-                let dev = Self::find_device(&inner, name.as_bytes()).ok_or(ENODEV)?;
+                let name = Name::new(&m.ibdev)
+                    .ok_or(ReqError::new(EINVAL, c_str!("bad member device name")))?;
+                let dev = Self::find_device(&inner, name.as_bytes())
+                    .ok_or(ReqError::new(ENODEV, c_str!("no such RDMA device")))?;
                 let limit = match bond.mode {
                     BondMode::Rail => usize::try_from(st.ports).unwrap_or(0),
                     BondMode::ActiveBackup => MAX_MEMBERS,
@@ -617,8 +626,9 @@ impl Registry {
                     .iter()
                     .take(limit)
                     .position(Option::is_none)
-                    .ok_or(ENOSPC)?;
-                let idx = crate::policy::MemberIndex::new(slot).ok_or(EINVAL)?;
+                    .ok_or(ReqError::new(ENOSPC, c_str!("no free member slot")))?;
+                let idx =
+                    crate::policy::MemberIndex::new(slot).ok_or(ReqError::internal(EINVAL))?;
                 let weight = if m.has_weight != 0 {
                     u16::try_from(m.weight).unwrap_or(100)
                 } else {
@@ -628,7 +638,8 @@ impl Registry {
                     .add_member(idx, weight)
                     .map_err(ReqError::config)?;
                 // The evaluation kicked below binds the member's port.
-                st.insert_member(slot, Member::new(name, dev, AdminState::Up), ffi::now_ns())?;
+                st.insert_member(slot, Member::new(name, dev, AdminState::Up), ffi::now_ns())
+                    .map_err(ReqError::internal)?;
                 if let Some(a) = added.get_mut(i) {
                     *a = Some((u32::try_from(slot).unwrap_or(0), name));
                 }
@@ -663,14 +674,16 @@ impl Registry {
             }
             let now = ffi::now_ns();
             for (i, m) in spec.members().iter().enumerate() {
-                let name = Name::new(&m.ibdev).ok_or(EINVAL)?;
+                let name = Name::new(&m.ibdev)
+                    .ok_or(ReqError::new(EINVAL, c_str!("bad member device name")))?;
                 let Some(slot) = st.members.iter().position(|x| {
                     x.as_ref()
                         .is_some_and(|x| x.name.as_bytes() == name.as_bytes())
                 }) else {
                     continue;
                 };
-                let idx = crate::policy::MemberIndex::new(slot).ok_or(EINVAL)?;
+                let idx =
+                    crate::policy::MemberIndex::new(slot).ok_or(ReqError::internal(EINVAL))?;
                 let _ = st.elig.remove_member(idx, now);
                 if bond.mode == BondMode::Rail {
                     // Unbound below; a later member of this slot binds again.
@@ -762,7 +775,7 @@ impl Registry {
             }
         }
         for (slot, weight, admin, capacity) in changes.iter().flatten() {
-            let idx = crate::policy::MemberIndex::new(*slot).ok_or(EINVAL)?;
+            let idx = crate::policy::MemberIndex::new(*slot).ok_or(ReqError::internal(EINVAL))?;
             if let Some(w) = weight {
                 st.placer.set_weight(idx, *w).map_err(ReqError::config)?;
             }

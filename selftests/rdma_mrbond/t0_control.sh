@@ -62,6 +62,17 @@ test_sysfs_writes() {
 		{ echo "admin drain: $(member_attr mrbond0 rxe0 state)"; return 1; }
 	echo up >"$SYS/mrbond0/mrbond/members/rxe0/admin" || return 1
 	wait_for 5 eval '[[ $(member_attr mrbond0 rxe0 state) == usable ]]' || return 1
+	# Capacity for utilisation: 0 follows the link speed, which a veth
+	# reports as 10000 Mb/s, so a sample lands within two periods.
+	[[ $(member_attr mrbond0 rxe0 capacity_mbps) == 0 ]] || return 1
+	wait_for 10 eval '[[ $(member_attr mrbond0 rxe0 utilisation) =~ ^[0-9]+$ ]]' ||
+		{ echo "rxe0 utilisation: $(member_attr mrbond0 rxe0 utilisation)"; return 1; }
+	echo 100 >"$SYS/mrbond0/mrbond/members/rxe0/capacity_mbps" || return 1
+	[[ $(member_attr mrbond0 rxe0 capacity_mbps) == 100 ]] || return 1
+	"$CTL" member set mrbond0 rxe0 --capacity-mbps 0 || return 1
+	[[ $(member_attr mrbond0 rxe0 capacity_mbps) == 0 ]] || return 1
+	"$CTL" -j bond show mrbond0 | jq -e '.[0].members[0] | has("utilisation_permille") and .capacity_mbps == 0' ||
+		{ "$CTL" -j bond show mrbond0; return 1; }
 	echo wrr >"$SYS/mrbond0/mrbond/policy"
 }
 
@@ -155,6 +166,10 @@ test_bad_inputs() {
 	run_bad sysfs-bad-weight "Invalid argument" sysfs_write "$b/members/rxe0/weight" 0
 	run_bad sysfs-weight-text "Invalid argument" sysfs_write "$b/members/rxe0/weight" heavy
 	run_bad sysfs-bad-admin "Invalid argument" sysfs_write "$b/members/rxe0/admin" sideways
+	run_bad sysfs-capacity-too-big "Invalid argument" sysfs_write "$b/members/rxe0/capacity_mbps" 3200001
+	run_bad sysfs-capacity-text "Invalid argument" sysfs_write "$b/members/rxe0/capacity_mbps" fast
+	run_bad sysfs-ro-utilisation "Permission denied" sysfs_write "$b/members/rxe0/utilisation" 5
+	run_bad capacity-too-big "integer out of range" "$CTL" member set mrbond0 rxe0 --capacity-mbps 3200001
 	run_bad sysfs-ro-mode "Permission denied" sysfs_write "$b/mode" active-backup
 	run_bad nonroot-sysfs-write "Permission denied" as_nobody sh -c "echo rr > $b/policy"
 	run_bad nonroot-netlink "Operation not permitted" as_nobody "$CTL" policy set mrbond0 rr
