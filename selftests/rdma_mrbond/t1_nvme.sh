@@ -10,8 +10,10 @@
 # bond's DSCP with ECT(0) while ECN is on, and without it while it is off.
 # NFSv4.2 over RDMA, hosta's rpcrdma over mrbond0, verified by fio through a
 # cable pull and a member removal; a REQ reaching a member whose listener
-# is being set up (regression test). Teardown must leave no QP and no
-# outstanding WR behind.
+# is being set up (regression test); WRR placing new QPs by the members'
+# sampled utilisation while rail 0 is loaded; connects whose member is
+# removed while their CM exchange is in flight fail at once (regression
+# test). Teardown must leave no QP and no outstanding WR behind.
 #
 # NVME_DEV_MODE=raw (validation of the suite itself, forwarded by testbed.py)
 # skips the bond and runs the same flow over the raw member rxe0 on rail 0's
