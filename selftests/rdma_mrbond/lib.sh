@@ -239,6 +239,14 @@ rail_write_bw() {
 	awk -v a="${avg:-0}" 'BEGIN { exit !(a > 0) }'
 }
 
+# bond_config: every bond as `mrbondctl -j bond show` reports it, without
+# what the bond samples by itself (members' utilisation), so that two
+# snapshots differ only when a request changed something.
+bond_config() {
+	"${MRBOND_CTL:?}" -j bond show 2>&1 |
+		jq -S 'if type == "array" then map(.members |= map(del(.utilisation_permille))) else . end' 2>&1
+}
+
 # Fault-injection points of rdma_mrbond's test build (MRBOND_FAULT_INJECT=1,
 # include/rdma_mrbond_inject.h): a race test arms one and sees it taken.
 INJECT=/sys/kernel/debug/rdma_mrbond/inject

@@ -102,10 +102,10 @@ test_link_down_member() {
 bad_input() {
 	local name=$1 want=$2 before after out rc
 	shift 2
-	before=$("$CTL" -j bond show 2>&1)
+	before=$(bond_config)
 	out=$("$@" 2>&1)
 	rc=$?
-	after=$("$CTL" -j bond show 2>&1)
+	after=$(bond_config)
 	if ((rc == 0)); then
 		echo "$name: accepted"
 		return 1

@@ -297,11 +297,11 @@ test_veth_unsupported() {
 bad_input() {
 	local name=$1 want=$2 before after out rc
 	shift 2
-	before=$("$CTL" -j bond show 2>&1; grep . "$B0"/ecn/* "$B0"/pfc/* "$B0"/members/*/pfc_override)
+	before=$(bond_config; grep . "$B0"/ecn/* "$B0"/pfc/* "$B0"/members/*/pfc_override)
 	log_clear
 	out=$("$@" 2>&1)
 	rc=$?
-	after=$("$CTL" -j bond show 2>&1; grep . "$B0"/ecn/* "$B0"/pfc/* "$B0"/members/*/pfc_override)
+	after=$(bond_config; grep . "$B0"/ecn/* "$B0"/pfc/* "$B0"/members/*/pfc_override)
 	if ((rc == 0)); then
 		echo "$name: accepted"
 		return 1
