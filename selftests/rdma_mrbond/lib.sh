@@ -244,7 +244,7 @@ rail_write_bw() {
 # snapshots differ only when a request changed something.
 bond_config() {
 	"${MRBOND_CTL:?}" -j bond show 2>&1 |
-		jq -S 'if type == "array" then map(.members |= map(del(.utilisation_permille))) else . end' 2>&1
+		jq -S 'if type == "array" then map(if .members then .members |= map(del(.utilisation_permille)) else . end) else . end' 2>&1
 }
 
 # Fault-injection points of rdma_mrbond's test build (MRBOND_FAULT_INJECT=1,
