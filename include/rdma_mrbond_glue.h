@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The ABI between the C glue (rust/mrbond_glue.c) and the Rust crate of
- * rdma_mrbond. Only fixed-width integers, opaque pointers and NUL-terminated
- * strings cross it; the C side decides nothing and the Rust side never sees a
- * C structure layout.
+ * rdma_mrbond, with include/rdma_mrbond_vdev.h and rdma_mrbond_knobs.h.
+ * Only fixed-width integers, opaque pointers, NUL-terminated strings and
+ * structs of them cross it. Rust's side is generated from these headers
+ * (tools/abi-regen.sh writes rust/abi_generated.rs; CI checks it is fresh):
+ * after a change here, regenerate it.
  */
 #ifndef _RDMA_MRBOND_GLUE_H
 #define _RDMA_MRBOND_GLUE_H

@@ -82,7 +82,7 @@ struct mrbond_ecn_spec {
 
 struct mrbond_pfc_member_spec {
 	char ibdev[MRBOND_NAME_MAX];
-	u64 override;
+	u64 pfc_override;
 	u8 has_override;
 	u8 clear;
 };

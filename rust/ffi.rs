@@ -3,10 +3,10 @@
 //! The boundary with the C glue (`include/rdma_mrbond_glue.h`,
 //! `include/rdma_mrbond_vdev.h`).
 //!
-//! All `unsafe` of the module lives here: the glue's prototypes, the ABI
-//! structs, safe wrappers around the C objects, and the `extern "C"` entry
-//! points through which C calls into Rust. The rest of the crate sees only
-//! safe types.
+//! All `unsafe` of the module lives here: the glue's prototypes and the ABI
+//! structs (generated from the headers: `abi_generated.rs`), safe wrappers
+//! around the C objects, and the `extern "C"` entry points through which C
+//! calls into Rust. The rest of the crate sees only safe types.
 
 use core::{ffi::c_void, ptr::NonNull};
 
@@ -16,202 +16,63 @@ use kernel::{
     prelude::*,
     str::CStr,
     sync::{Arc, ArcBorrow},
-    types::{ForeignOwnable, Opaque},
+    types::ForeignOwnable,
 };
 
 use crate::{bond::Bond, policy::congestion::Errno, registry::Registry};
 
 /// Longest RDMA device name plus its NUL (`IB_DEVICE_NAME_MAX`).
-pub(crate) const NAME_MAX: usize = 64;
-/// `MRBOND_MAX_MEMBERS`.
-pub(crate) const MAX_MEMBERS: usize = 16;
+pub(crate) const NAME_MAX: usize = abi::MRBOND_NAME_MAX as usize;
+/// `MRBOND_MAX_MEMBERS`, which the policy core has as its own.
+pub(crate) const MAX_MEMBERS: usize = abi::MRBOND_MAX_MEMBERS as usize;
+const _: () = assert!(MAX_MEMBERS == crate::policy::MAX_MEMBERS);
 /// `MRBOND_STAT_MAX`: the counters of `enum mrbond_stat`, in order.
-pub(crate) const STAT_COUNT: usize = 8;
+pub(crate) const STAT_COUNT: usize = abi::MRBOND_STAT_MAX as usize;
 /// What sysfs hands a show callback (`PAGE_SIZE`).
 const SYSFS_BUF_LEN: usize = 4096;
 
+/// The C side of the ABI, generated from its headers by `tools/abi-regen.sh`
+/// (with compile-time layout assertions): no struct shared with C is written
+/// twice, and the C functions are declared from their prototypes.
+#[allow(
+    clippy::all,
+    clippy::undocumented_unsafe_blocks,
+    dead_code,
+    missing_docs,
+    non_camel_case_types,
+    non_upper_case_globals,
+    unreachable_pub
+)]
+mod abi {
+    use kernel::ffi;
+    include!("abi_generated.rs");
+}
+
+/// The C glue's functions (see the headers), as `glue::...`.
+use abi as glue;
+
 /// `struct ib_device`, whose layout Rust never looks into.
-#[repr(C)]
-pub(crate) struct RawIbDevice {
-    _opaque: Opaque<[u8; 0]>,
-}
-
+pub(crate) type RawIbDevice = abi::ib_device;
 /// `struct mrbond_vdev`, private to `mrbond_vdev.c`.
-#[repr(C)]
-pub(crate) struct RawVdev {
-    _opaque: Opaque<[u8; 0]>,
-}
-
+pub(crate) type RawVdev = abi::mrbond_vdev;
 /// `struct mrbond_member_spec`.
-#[repr(C)]
-pub(crate) struct MemberSpec {
-    pub(crate) ibdev: [u8; NAME_MAX],
-    pub(crate) weight: u32,
-    pub(crate) admin: u32,
-    pub(crate) has_weight: u8,
-    pub(crate) has_admin: u8,
-    pub(crate) capacity_mbps: u32,
-    pub(crate) has_capacity: u8,
-}
-
+pub(crate) type MemberSpec = abi::mrbond_member_spec;
 /// `struct mrbond_bond_spec`: one netlink request.
-#[repr(C)]
-pub(crate) struct BondSpec {
-    pub(crate) name: [u8; NAME_MAX],
-    pub(crate) has_name: u8,
-    pub(crate) has_mode: u8,
-    pub(crate) has_policy: u8,
-    pub(crate) mode: u32,
-    pub(crate) policy: u32,
-    pub(crate) lacp_source: u32,
-    pub(crate) nmembers: u32,
-    pub(crate) members: [MemberSpec; MAX_MEMBERS],
-}
+pub(crate) type BondSpec = abi::mrbond_bond_spec;
+/// `struct mrbond_member_info`.
+pub(crate) type MemberInfo = abi::mrbond_member_info;
+/// `struct mrbond_bond_info`: a snapshot for replies, dumps and events.
+pub(crate) type BondInfo = abi::mrbond_bond_info;
+/// `struct mrbond_netdev_state`.
+pub(crate) type NetdevState = abi::mrbond_netdev_state;
+/// `struct mrbond_member_load`: a member's data-path counters.
+pub(crate) type MemberLoad = abi::mrbond_member_load;
 
 impl BondSpec {
     /// The members the request carries.
     pub(crate) fn members(&self) -> &[MemberSpec] {
         let n = usize::try_from(self.nmembers).unwrap_or(0).min(MAX_MEMBERS);
         self.members.get(..n).unwrap_or(&[])
-    }
-}
-
-/// `struct mrbond_member_info`.
-#[repr(C)]
-#[derive(Clone, Copy)]
-pub(crate) struct MemberInfo {
-    pub(crate) ibdev: [u8; NAME_MAX],
-    pub(crate) netdev_ifindex: u32,
-    pub(crate) weight: u32,
-    pub(crate) admin: u32,
-    pub(crate) usability: u32,
-    pub(crate) reason: u32,
-    pub(crate) qps: u32,
-    pub(crate) outstanding: u64,
-    pub(crate) transitions: u64,
-    pub(crate) lacp_slave: u8,
-    pub(crate) link_up: u8,
-    pub(crate) tx_enabled: u8,
-    pub(crate) utilisation_known: u8,
-    pub(crate) utilisation: u32,
-    pub(crate) capacity_mbps: u32,
-}
-
-/// `struct mrbond_bond_info`: a snapshot for replies, dumps and events.
-#[repr(C)]
-pub(crate) struct BondInfo {
-    pub(crate) ibdev_index: u32,
-    pub(crate) name: [u8; NAME_MAX],
-    pub(crate) mode: u32,
-    pub(crate) policy: u32,
-    pub(crate) lacp_source: u32,
-    pub(crate) usable: u32,
-    pub(crate) placements: u64,
-    pub(crate) placement_failures: u64,
-    pub(crate) nmembers: u32,
-    pub(crate) members: [MemberInfo; MAX_MEMBERS],
-}
-
-/// `struct mrbond_netdev_state`.
-#[repr(C)]
-#[derive(Default, Clone, Copy)]
-pub(crate) struct NetdevState {
-    pub(crate) exists: u8,
-    pub(crate) running: u8,
-    pub(crate) carrier: u8,
-    pub(crate) bond_slave: u8,
-    pub(crate) link_up: u8,
-    pub(crate) tx_enabled: u8,
-    pub(crate) master_ifindex: u32,
-}
-
-/// `struct mrbond_member_load`: a member's data-path counters.
-#[repr(C)]
-#[derive(Clone, Copy, Default)]
-pub(crate) struct MemberLoad {
-    /// vdev QPs hosted.
-    pub(crate) qps: u32,
-    /// WRs posted and not completed.
-    pub(crate) outstanding: u32,
-    /// Posts refused: a key of another member.
-    pub(crate) wrong_key: u64,
-    /// WRs completed with a flush error.
-    pub(crate) flushed: u64,
-}
-
-/// Prototypes of the C glue; see the two headers.
-mod glue {
-    use super::*;
-
-    extern "C" {
-        pub(super) fn mrbond_glue_init(ctx: *mut c_void) -> c_int;
-        pub(super) fn mrbond_glue_stop();
-        pub(super) fn mrbond_glue_exit();
-        pub(super) fn mrbond_glue_kick();
-        pub(super) fn mrbond_glue_now_ns() -> u64;
-        pub(super) fn mrbond_glue_ibdev_port_active(dev: *mut RawIbDevice) -> c_int;
-        pub(super) fn mrbond_glue_ibdev_netdev_ifindex(dev: *mut RawIbDevice) -> c_int;
-        pub(super) fn mrbond_glue_ibdev_is_roce(dev: *mut RawIbDevice) -> c_int;
-        pub(super) fn mrbond_glue_ib_device_name(dev: *const RawIbDevice) -> *const c_char;
-        pub(super) fn mrbond_glue_ib_device_try_get(dev: *mut RawIbDevice) -> bool;
-        pub(super) fn mrbond_glue_ib_device_get_more(dev: *mut RawIbDevice);
-        pub(super) fn mrbond_glue_ib_device_put(dev: *mut RawIbDevice);
-        pub(super) fn mrbond_glue_ib_device_index(dev: *const RawIbDevice) -> u32;
-        pub(super) fn mrbond_glue_netdev_state(ifindex: u32, st: *mut NetdevState);
-        pub(super) fn mrbond_glue_bond_mode(ifindex: u32) -> c_int;
-        pub(super) fn mrbond_glue_bond_slaves(ifindex: u32, slaves: *mut u32, max: u32) -> c_int;
-        pub(super) fn mrbond_glue_netdev_name(ifindex: u32, name: *mut c_char) -> c_int;
-        pub(super) fn mrbond_glue_netdev_speed_mbps(ifindex: u32) -> u32;
-        pub(super) fn mrbond_glue_netdev_tx_bytes(ifindex: u32, tx_bytes: *mut u64) -> bool;
-        pub(super) fn mrbond_glue_ibdev_virt_dma(dev: *mut RawIbDevice) -> bool;
-        pub(super) fn mrbond_glue_notify_member(bond: *const BondInfo, slot: u32);
-
-        pub(super) fn mrbond_vdev_alloc(bond: *mut c_void, nports: u32, guid: u64) -> *mut RawVdev;
-        pub(super) fn mrbond_vdev_set_port_netdev(
-            v: *mut RawVdev,
-            port: u32,
-            ifindex: c_int,
-        ) -> c_int;
-        pub(super) fn mrbond_vdev_set_attrs(
-            v: *mut RawVdev,
-            members: *const *mut RawIbDevice,
-            count: u32,
-        );
-        pub(super) fn mrbond_vdev_member_covers(
-            v: *const RawVdev,
-            member: *const RawIbDevice,
-            weaker: *mut *const c_char,
-        ) -> c_int;
-        pub(super) fn mrbond_vdev_register(
-            v: *mut RawVdev,
-            name: *const c_char,
-            user: bool,
-        ) -> c_int;
-        pub(super) fn mrbond_vdev_free(v: *mut RawVdev);
-        pub(super) fn mrbond_vdev_unregister(v: *mut RawVdev);
-        pub(super) fn mrbond_vdev_put(v: *mut RawVdev);
-        pub(super) fn mrbond_vdev_hold(v: *mut RawVdev);
-        pub(super) fn mrbond_vdev_unhold(v: *mut RawVdev);
-        pub(super) fn mrbond_vdev_name(v: *const RawVdev) -> *const c_char;
-        pub(super) fn mrbond_vdev_index(v: *const RawVdev) -> u32;
-        pub(super) fn mrbond_vdev_port_event(v: *mut RawVdev, port: u32, active: bool);
-        pub(super) fn mrbond_vdev_member_attach(
-            v: *mut RawVdev,
-            slot: u32,
-            dev: *mut RawIbDevice,
-        ) -> c_int;
-        pub(super) fn mrbond_vdev_member_fail(v: *mut RawVdev, slot: u32);
-        pub(super) fn mrbond_vdev_member_detach(v: *mut RawVdev, slot: u32);
-        pub(super) fn mrbond_vdev_member_load(v: *mut RawVdev, slot: u32, out: *mut MemberLoad);
-        pub(super) fn mrbond_vdev_qpn_collisions(v: *mut RawVdev) -> u64;
-        pub(super) fn mrbond_sysfs_add(v: *mut RawVdev) -> c_int;
-        pub(super) fn mrbond_sysfs_del(v: *mut RawVdev);
-        pub(super) fn mrbond_sysfs_member_add(
-            v: *mut RawVdev,
-            slot: u32,
-            name: *const c_char,
-        ) -> c_int;
-        pub(super) fn mrbond_sysfs_member_del(v: *mut RawVdev, slot: u32);
     }
 }
 
@@ -1061,13 +922,9 @@ pub(crate) unsafe extern "C" fn mrbond_rs_vdev_unregistering(ctx: *mut c_void, v
 // ---- knobs: ECN, DCQCN, PFC (include/rdma_mrbond_knobs.h) ----
 
 /// `MRBOND_KNOB_ECN_COUNT`: knob ids below it are the ECN settings.
-pub(crate) const KNOB_ECN_COUNT: usize = 20;
-/// `MRBOND_COUNTER_MAX`.
-pub(crate) const COUNTER_MAX: usize = 22;
+pub(crate) const KNOB_ECN_COUNT: usize = abi::MRBOND_KNOB_ECN_COUNT as usize;
 /// `MRBOND_HW_COUNTER_MAX`: the first counters, read from member hw counters.
-pub(crate) const HW_COUNTER_MAX: usize = 4;
-/// `MRBOND_KNOB_GROUPS`.
-pub(crate) const KNOB_GROUPS: usize = 4;
+pub(crate) const HW_COUNTER_MAX: usize = abi::MRBOND_HW_COUNTER_MAX as usize;
 
 /// `enum mrbond_knob_attr`: sysfs ids besides the ECN knobs' own ids.
 pub(crate) mod knob_attr {
@@ -1086,19 +943,19 @@ pub(crate) mod knob_attr {
 }
 
 /// `struct mrbond_pfc`: `struct ieee_pfc` field by field.
-#[repr(C)]
-#[derive(Clone, Copy, Default)]
-pub(crate) struct Pfc {
-    /// PFC frames sent, per priority.
-    pub(crate) requests: [u64; 8],
-    /// PFC frames received, per priority.
-    pub(crate) indications: [u64; 8],
-    delay: u16,
-    pfc_cap: u8,
-    /// Per-priority enable bitmap.
-    pub(crate) pfc_en: u8,
-    mbc: u8,
-}
+pub(crate) type Pfc = abi::mrbond_pfc;
+/// `struct mrbond_ecn_spec`: one ECN_SET request.
+pub(crate) type EcnSpec = abi::mrbond_ecn_spec;
+/// `struct mrbond_pfc_member_spec`.
+pub(crate) type PfcMemberSpec = abi::mrbond_pfc_member_spec;
+/// `struct mrbond_pfc_spec`: one PFC_SET request.
+pub(crate) type PfcSpec = abi::mrbond_pfc_spec;
+/// `struct mrbond_knob_group`.
+pub(crate) type KnobGroup = abi::mrbond_knob_group;
+/// `struct mrbond_knobs_member`.
+pub(crate) type KnobsMember = abi::mrbond_knobs_member;
+/// `struct mrbond_knobs_info`: a bond's knob snapshot.
+pub(crate) type KnobsInfo = abi::mrbond_knobs_info;
 
 impl Pfc {
     /// The same settings with `pfc_en` replaced.
@@ -1107,73 +964,12 @@ impl Pfc {
     }
 }
 
-/// `struct mrbond_ecn_spec`: one ECN_SET request.
-#[repr(C)]
-pub(crate) struct EcnSpec {
-    pub(crate) name: [u8; NAME_MAX],
-    pub(crate) mask: u32,
-    pub(crate) values: [u64; KNOB_ECN_COUNT],
-}
-
-/// `struct mrbond_pfc_member_spec`.
-#[repr(C)]
-pub(crate) struct PfcMemberSpec {
-    pub(crate) ibdev: [u8; NAME_MAX],
-    pub(crate) pfc_override: u64,
-    pub(crate) has_override: u8,
-    pub(crate) clear: u8,
-}
-
-/// `struct mrbond_pfc_spec`: one PFC_SET request.
-#[repr(C)]
-pub(crate) struct PfcSpec {
-    pub(crate) name: [u8; NAME_MAX],
-    pub(crate) bitmap: u64,
-    pub(crate) has_bitmap: u8,
-    pub(crate) nmembers: u32,
-    pub(crate) members: [PfcMemberSpec; MAX_MEMBERS],
-}
-
 impl PfcSpec {
     /// The member entries the request carries.
     pub(crate) fn members(&self) -> &[PfcMemberSpec] {
         let n = usize::try_from(self.nmembers).unwrap_or(0).min(MAX_MEMBERS);
         self.members.get(..n).unwrap_or(&[])
     }
-}
-
-/// `struct mrbond_knob_group`.
-#[repr(C)]
-#[derive(Clone, Copy, Default)]
-pub(crate) struct KnobGroup {
-    pub(crate) knobs: u32,
-    pub(crate) state: u32,
-    pub(crate) reason: u32,
-    pub(crate) err: u32,
-}
-
-/// `struct mrbond_knobs_member`.
-#[repr(C)]
-pub(crate) struct KnobsMember {
-    pub(crate) ibdev: [u8; NAME_MAX],
-    pub(crate) counters: [u64; COUNTER_MAX],
-    pub(crate) counters_mask: u32,
-    pub(crate) ngroups: u32,
-    pub(crate) groups: [KnobGroup; KNOB_GROUPS],
-    pub(crate) has_override: u8,
-    pub(crate) pfc_override: u8,
-}
-
-/// `struct mrbond_knobs_info`: a bond's knob snapshot.
-#[repr(C)]
-pub(crate) struct KnobsInfo {
-    pub(crate) ecn: [u32; KNOB_ECN_COUNT],
-    pub(crate) counters: [u64; COUNTER_MAX],
-    pub(crate) counters_mask: u32,
-    pub(crate) pfc_set: u8,
-    pub(crate) pfc_bitmap: u8,
-    pub(crate) nmembers: u32,
-    pub(crate) members: [KnobsMember; MAX_MEMBERS],
 }
 
 // SAFETY: plain integers and arrays of them, as in C: all zeroes is a
@@ -1191,25 +987,8 @@ impl KnobsInfo {
     }
 }
 
-/// Prototypes of `rust/mrbond_dcb.c`.
-mod knobs_glue {
-    use super::*;
-
-    extern "C" {
-        pub(super) fn mrbond_dcb_rtnl_lock();
-        pub(super) fn mrbond_dcb_rtnl_unlock();
-        pub(super) fn mrbond_dcb_getpfc(ifindex: u32, pfc: *mut Pfc) -> c_int;
-        pub(super) fn mrbond_dcb_setpfc(ifindex: u32, pfc: *const Pfc) -> c_int;
-        pub(super) fn mrbond_dcb_notify(ifindex: u32);
-        pub(super) fn mrbond_dcb_pause_stats(ifindex: u32, tx: *mut u64, rx: *mut u64) -> c_int;
-        pub(super) fn mrbond_glue_ibdev_hw_counters(
-            dev: *mut RawIbDevice,
-            names: *const *const c_char,
-            n: u32,
-            values: *mut u64,
-        ) -> u32;
-    }
-}
+/// The functions of `rust/mrbond_dcb.c` and the counter reads of the glue.
+use abi as knobs_glue;
 
 /// `Ok` for a non-negative return, else its errno.
 fn errno_result(ret: c_int) -> core::result::Result<(), Errno> {

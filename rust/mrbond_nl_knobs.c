@@ -61,7 +61,7 @@ static void mrbond_nl_fill_pfc_member(struct nlattr **tb, u32 i, void *dst)
 
 	nla_strscpy(m->ibdev, tb[RDMA_MRBOND_A_MEMBER_IBDEV], sizeof(m->ibdev));
 	if (tb[RDMA_MRBOND_A_MEMBER_PFC_OVERRIDE]) {
-		m->override = nla_get_u32(tb[RDMA_MRBOND_A_MEMBER_PFC_OVERRIDE]);
+		m->pfc_override = nla_get_u32(tb[RDMA_MRBOND_A_MEMBER_PFC_OVERRIDE]);
 		m->has_override = 1;
 	}
 	m->clear = nla_get_flag(tb[RDMA_MRBOND_A_MEMBER_PFC_OVERRIDE_CLEAR]);
