@@ -5,9 +5,11 @@
  *
  * A vdev QP lives on one member, chosen by Rust (mrbond_rs_place_qp()); PDs
  * and CQs span members and get a member object per member lazily; an MR is
- * bound to one member when it is allocated (mrbond_rs_mr_member()). Posts
- * and completions are translated here with the tables below; nothing in
- * these files chooses a member.
+ * bound to one member when it is allocated (mrbond_rs_mr_member(), from
+ * the PD's home/last_qp/hint kept here). Posts and completions are
+ * translated here with the tables below; a CM MAD goes out through the
+ * member of the QP it speaks for, other MADs through the member Rust names
+ * (mrbond_rs_gsi_member()).
  *
  * Locks, outermost first:
  *  - mrbond_vdev.objs_lock (mutex "mrbond:vdev-objects"): member objects
