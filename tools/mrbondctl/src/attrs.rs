@@ -1,95 +1,113 @@
 // SPDX-License-Identifier: GPL-2.0
 //! Constants of the `rdma_mrbond` generic netlink family.
 //!
-//! Everything here mirrors `include/uapi/rdma_mrbond.h`, which ynl-gen-c
-//! generates from `Documentation/netlink/specs/rdma_mrbond.yaml`. Keep the
-//! numbers in sync with that header: commands and attributes start at 1,
-//! the value enums (mode, policy, admin-state, usability, reason) at 0.
+//! Every number comes from `include/uapi/rdma_mrbond.h` (ynl-gen-c output
+//! of `Documentation/netlink/specs/rdma_mrbond.yaml`) through bindgen
+//! (`uapi_generated.rs`, written and checked by `tools/ynl-regen.sh`);
+//! this file adds the names and the types.
 
 use std::fmt;
 use std::str::FromStr;
 
 use neli::neli_enum;
 
+/// The UAPI header's constants.
+#[allow(dead_code, non_camel_case_types, non_upper_case_globals, clippy::all)]
+mod uapi {
+    include!("uapi_generated.rs");
+}
+use uapi::*;
+
 /// `RDMA_MRBOND_FAMILY_NAME`
-pub const FAMILY_NAME: &str = "rdma_mrbond";
+pub const FAMILY_NAME: &str = c_str(RDMA_MRBOND_FAMILY_NAME);
 /// `RDMA_MRBOND_FAMILY_VERSION`
-pub const FAMILY_VERSION: u8 = 1;
+pub const FAMILY_VERSION: u8 = RDMA_MRBOND_FAMILY_VERSION as u8;
 /// `RDMA_MRBOND_MCGRP_EVENTS`
-pub const MCGRP_EVENTS: &str = "events";
+pub const MCGRP_EVENTS: &str = c_str(RDMA_MRBOND_MCGRP_EVENTS);
+
+/// A UAPI string constant without its NUL, checked at compile time.
+const fn c_str(bytes: &'static [u8]) -> &'static str {
+    let Some((0, text)) = bytes.split_last() else {
+        panic!("UAPI string without its NUL");
+    };
+    match std::str::from_utf8(text) {
+        Ok(t) => t,
+        Err(_) => panic!("UAPI string not UTF-8"),
+    }
+}
 
 /// `enum { RDMA_MRBOND_CMD_* }`: the genetlink `cmd` byte.
 #[neli_enum(serialized_type = "u8")]
 pub enum Cmd {
-    BondGet = 1,
-    BondNew = 2,
-    BondDel = 3,
-    BondSet = 4,
-    MemberAdd = 5,
-    MemberDel = 6,
-    MemberSet = 7,
-    MemberChangeNtf = 8,
-    EcnSet = 9,
-    PfcSet = 10,
+    BondGet = RDMA_MRBOND_CMD_BOND_GET as u8,
+    BondNew = RDMA_MRBOND_CMD_BOND_NEW as u8,
+    BondDel = RDMA_MRBOND_CMD_BOND_DEL as u8,
+    BondSet = RDMA_MRBOND_CMD_BOND_SET as u8,
+    MemberAdd = RDMA_MRBOND_CMD_MEMBER_ADD as u8,
+    MemberDel = RDMA_MRBOND_CMD_MEMBER_DEL as u8,
+    MemberSet = RDMA_MRBOND_CMD_MEMBER_SET as u8,
+    MemberChangeNtf = RDMA_MRBOND_CMD_MEMBER_CHANGE_NTF as u8,
+    EcnSet = RDMA_MRBOND_CMD_ECN_SET as u8,
+    PfcSet = RDMA_MRBOND_CMD_PFC_SET as u8,
 }
 impl neli::consts::genl::Cmd for Cmd {}
 
 /// `enum { RDMA_MRBOND_A_BOND_* }`: top-level attributes (set "bond").
 #[neli_enum(serialized_type = "u16")]
 pub enum BondAttr {
-    IbdevIndex = 1,
-    Name = 2,
-    Mode = 3,
-    Policy = 4,
-    LacpSource = 5,
-    Member = 6,
-    UsableMembers = 7,
-    Placements = 8,
-    PlacementFailures = 9,
-    Ecn = 10,
-    Pfc = 11,
-    Counters = 12,
+    IbdevIndex = RDMA_MRBOND_A_BOND_IBDEV_INDEX as u16,
+    Name = RDMA_MRBOND_A_BOND_NAME as u16,
+    Mode = RDMA_MRBOND_A_BOND_MODE as u16,
+    Policy = RDMA_MRBOND_A_BOND_POLICY as u16,
+    LacpSource = RDMA_MRBOND_A_BOND_LACP_SOURCE as u16,
+    Member = RDMA_MRBOND_A_BOND_MEMBER as u16,
+    UsableMembers = RDMA_MRBOND_A_BOND_USABLE_MEMBERS as u16,
+    Placements = RDMA_MRBOND_A_BOND_PLACEMENTS as u16,
+    PlacementFailures = RDMA_MRBOND_A_BOND_PLACEMENT_FAILURES as u16,
+    Ecn = RDMA_MRBOND_A_BOND_ECN as u16,
+    Pfc = RDMA_MRBOND_A_BOND_PFC as u16,
+    Counters = RDMA_MRBOND_A_BOND_COUNTERS as u16,
 }
 impl neli::consts::genl::NlAttrType for BondAttr {}
 
 /// `enum { RDMA_MRBOND_A_MEMBER_* }`: attributes nested in `BondAttr::Member`.
 #[neli_enum(serialized_type = "u16")]
 pub enum MemberAttr {
-    Ibdev = 1,
-    NetdevIfindex = 2,
-    Weight = 3,
-    Admin = 4,
-    Usability = 5,
-    Reason = 6,
-    Qps = 7,
-    Outstanding = 8,
-    Transitions = 9,
-    LacpSlave = 10,
-    LinkUp = 11,
-    TxEnabled = 12,
-    KnobStatus = 13,
-    Counters = 14,
-    PfcOverride = 15,
-    PfcOverrideClear = 16,
-    Utilisation = 17,
-    CapacityMbps = 18,
+    Ibdev = RDMA_MRBOND_A_MEMBER_IBDEV as u16,
+    NetdevIfindex = RDMA_MRBOND_A_MEMBER_NETDEV_IFINDEX as u16,
+    Weight = RDMA_MRBOND_A_MEMBER_WEIGHT as u16,
+    Admin = RDMA_MRBOND_A_MEMBER_ADMIN as u16,
+    Usability = RDMA_MRBOND_A_MEMBER_USABILITY as u16,
+    Reason = RDMA_MRBOND_A_MEMBER_REASON as u16,
+    Qps = RDMA_MRBOND_A_MEMBER_QPS as u16,
+    Outstanding = RDMA_MRBOND_A_MEMBER_OUTSTANDING as u16,
+    Transitions = RDMA_MRBOND_A_MEMBER_TRANSITIONS as u16,
+    LacpSlave = RDMA_MRBOND_A_MEMBER_LACP_SLAVE as u16,
+    LinkUp = RDMA_MRBOND_A_MEMBER_LINK_UP as u16,
+    TxEnabled = RDMA_MRBOND_A_MEMBER_TX_ENABLED as u16,
+    KnobStatus = RDMA_MRBOND_A_MEMBER_KNOB_STATUS as u16,
+    Counters = RDMA_MRBOND_A_MEMBER_COUNTERS as u16,
+    PfcOverride = RDMA_MRBOND_A_MEMBER_PFC_OVERRIDE as u16,
+    PfcOverrideClear = RDMA_MRBOND_A_MEMBER_PFC_OVERRIDE_CLEAR as u16,
+    Utilisation = RDMA_MRBOND_A_MEMBER_UTILISATION as u16,
+    CapacityMbps = RDMA_MRBOND_A_MEMBER_CAPACITY_MBPS as u16,
 }
 impl neli::consts::genl::NlAttrType for MemberAttr {}
 
 /// `enum { RDMA_MRBOND_A_KNOB_STATUS_* }`: nested in `MemberAttr::KnobStatus`.
 #[neli_enum(serialized_type = "u16")]
 pub enum KnobStatusAttr {
-    Knobs = 1,
-    State = 2,
-    Reason = 3,
-    Errno = 4,
+    Knobs = RDMA_MRBOND_A_KNOB_STATUS_KNOBS as u16,
+    State = RDMA_MRBOND_A_KNOB_STATUS_STATE as u16,
+    Reason = RDMA_MRBOND_A_KNOB_STATUS_REASON as u16,
+    Errno = RDMA_MRBOND_A_KNOB_STATUS_ERRNO as u16,
 }
 impl neli::consts::genl::NlAttrType for KnobStatusAttr {}
 
 /// `enum { RDMA_MRBOND_A_PFC_* }`: nested in `BondAttr::Pfc`.
 #[neli_enum(serialized_type = "u16")]
 pub enum PfcAttr {
-    EnableBitmap = 1,
+    EnableBitmap = RDMA_MRBOND_A_PFC_ENABLE_BITMAP as u16,
 }
 impl neli::consts::genl::NlAttrType for PfcAttr {}
 
@@ -202,13 +220,13 @@ macro_rules! uapi_enum {
     (
         $(#[$meta:meta])*
         $name:ident, $what:literal {
-            $( $(#[$vmeta:meta])* $var:ident = $val:literal => $spec:literal, )+
+            $( $(#[$vmeta:meta])* $var:ident = $val:expr => $spec:literal, )+
         }
     ) => {
         $(#[$meta])*
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
         pub enum $name {
-            $( $(#[$vmeta])* $var = $val, )+
+            $( $(#[$vmeta])* $var = $val as isize, )+
         }
 
         impl $name {
@@ -231,10 +249,7 @@ macro_rules! uapi_enum {
 
             /// Entry for a numeric value, if this tool knows it.
             pub fn from_value(v: u32) -> Option<Self> {
-                match v {
-                    $( $val => Some($name::$var), )+
-                    _ => None,
-                }
+                Self::ALL.iter().copied().find(|e| e.value() == v)
             }
 
             /// Spec name of a numeric value, or `unknown(N)`.
@@ -279,73 +294,73 @@ macro_rules! uapi_enum {
 uapi_enum! {
     /// `enum rdma_mrbond_mode`
     Mode, "mode" {
-        Rail = 0 => "rail",
-        ActiveBackup = 1 => "active-backup",
+        Rail = RDMA_MRBOND_MODE_RAIL => "rail",
+        ActiveBackup = RDMA_MRBOND_MODE_ACTIVE_BACKUP => "active-backup",
     }
 }
 
 uapi_enum! {
     /// `enum rdma_mrbond_policy`
     Policy, "policy" {
-        Wrr = 0 => "wrr",
-        Lqf = 1 => "lqf",
-        Hash = 2 => "hash",
-        Rr = 3 => "rr",
-        Pinned = 4 => "pinned",
+        Wrr = RDMA_MRBOND_POLICY_WRR => "wrr",
+        Lqf = RDMA_MRBOND_POLICY_LQF => "lqf",
+        Hash = RDMA_MRBOND_POLICY_HASH => "hash",
+        Rr = RDMA_MRBOND_POLICY_RR => "rr",
+        Pinned = RDMA_MRBOND_POLICY_PINNED => "pinned",
     }
 }
 
 uapi_enum! {
     /// `enum rdma_mrbond_admin_state`
     AdminState, "admin state" {
-        Up = 0 => "up",
-        Drain = 1 => "drain",
-        Down = 2 => "down",
+        Up = RDMA_MRBOND_ADMIN_STATE_UP => "up",
+        Drain = RDMA_MRBOND_ADMIN_STATE_DRAIN => "drain",
+        Down = RDMA_MRBOND_ADMIN_STATE_DOWN => "down",
     }
 }
 
 uapi_enum! {
     /// `enum rdma_mrbond_usability`
     Usability, "usability" {
-        Usable = 0 => "usable",
-        Draining = 1 => "draining",
-        Unusable = 2 => "unusable",
+        Usable = RDMA_MRBOND_USABILITY_USABLE => "usable",
+        Draining = RDMA_MRBOND_USABILITY_DRAINING => "draining",
+        Unusable = RDMA_MRBOND_USABILITY_UNUSABLE => "unusable",
     }
 }
 
 uapi_enum! {
     /// `enum rdma_mrbond_reason`
     Reason, "reason" {
-        Ready = 0 => "ready",
-        NotMember = 1 => "not-member",
-        AdminDrain = 2 => "admin-drain",
-        AdminDown = 3 => "admin-down",
-        DeviceAbsent = 4 => "device-absent",
-        PortDown = 5 => "port-down",
-        LinkDown = 6 => "link-down",
-        LacpNotDistributing = 7 => "lacp-not-distributing",
-        UpDelay = 8 => "up-delay",
-        DownDelay = 9 => "down-delay",
-        Quiesced = 10 => "quiesced",
+        Ready = RDMA_MRBOND_REASON_READY => "ready",
+        NotMember = RDMA_MRBOND_REASON_NOT_MEMBER => "not-member",
+        AdminDrain = RDMA_MRBOND_REASON_ADMIN_DRAIN => "admin-drain",
+        AdminDown = RDMA_MRBOND_REASON_ADMIN_DOWN => "admin-down",
+        DeviceAbsent = RDMA_MRBOND_REASON_DEVICE_ABSENT => "device-absent",
+        PortDown = RDMA_MRBOND_REASON_PORT_DOWN => "port-down",
+        LinkDown = RDMA_MRBOND_REASON_LINK_DOWN => "link-down",
+        LacpNotDistributing = RDMA_MRBOND_REASON_LACP_NOT_DISTRIBUTING => "lacp-not-distributing",
+        UpDelay = RDMA_MRBOND_REASON_UP_DELAY => "up-delay",
+        DownDelay = RDMA_MRBOND_REASON_DOWN_DELAY => "down-delay",
+        Quiesced = RDMA_MRBOND_REASON_QUIESCED => "quiesced",
     }
 }
 
 uapi_enum! {
     /// `enum rdma_mrbond_knob_state`
     KnobState, "knob state" {
-        Unset = 0 => "unset",
-        Pending = 1 => "pending",
-        Applied = 2 => "applied",
-        Unsupported = 3 => "unsupported",
-        Failed = 4 => "failed",
+        Unset = RDMA_MRBOND_KNOB_STATE_UNSET => "unset",
+        Pending = RDMA_MRBOND_KNOB_STATE_PENDING => "pending",
+        Applied = RDMA_MRBOND_KNOB_STATE_APPLIED => "applied",
+        Unsupported = RDMA_MRBOND_KNOB_STATE_UNSUPPORTED => "unsupported",
+        Failed = RDMA_MRBOND_KNOB_STATE_FAILED => "failed",
     }
 }
 
 uapi_enum! {
     /// `enum rdma_mrbond_unsupported_reason`
     UnsupportedReason, "unsupported reason" {
-        DcqcnNoKernelInterface = 0 => "dcqcn-no-kernel-interface",
-        NoDcbnlSetpfc = 1 => "no-dcbnl-setpfc",
+        DcqcnNoKernelInterface = RDMA_MRBOND_UNSUPPORTED_REASON_DCQCN_NO_KERNEL_INTERFACE => "dcqcn-no-kernel-interface",
+        NoDcbnlSetpfc = RDMA_MRBOND_UNSUPPORTED_REASON_NO_DCBNL_SETPFC => "no-dcbnl-setpfc",
     }
 }
 
