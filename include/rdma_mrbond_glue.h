@@ -110,7 +110,6 @@ const char *mrbond_glue_ib_device_name(const struct ib_device *dev);
 bool mrbond_glue_ib_device_try_get(struct ib_device *dev);
 void mrbond_glue_ib_device_get_more(struct ib_device *dev);
 void mrbond_glue_ib_device_put(struct ib_device *dev);
-u32 mrbond_glue_ib_device_index(const struct ib_device *dev);
 void mrbond_glue_netdev_state(u32 ifindex, struct mrbond_netdev_state *st);
 /* Bonding mode (BOND_MODE_*) of a bond master, or -ENODEV / -ENOTTY. */
 int mrbond_glue_bond_mode(u32 ifindex);
@@ -120,8 +119,6 @@ int mrbond_glue_bond_slaves(u32 ifindex, u32 *slaves, u32 max);
 u32 mrbond_glue_netdev_speed_mbps(u32 ifindex);
 /* A netdev's transmitted bytes (stats64); false if it is gone. */
 bool mrbond_glue_netdev_tx_bytes(u32 ifindex, u64 *tx_bytes);
-/* The device uses virtual DMA (software RoCE). */
-bool mrbond_glue_ibdev_virt_dma(struct ib_device *dev);
 /* Copies the netdev's name into name (IFNAMSIZ); -ENODEV if none. */
 int mrbond_glue_netdev_name(u32 ifindex, char *name);
 void mrbond_glue_notify_member(const struct mrbond_bond_info *bond, u32 slot);

@@ -287,9 +287,6 @@ extern "C" {
     pub fn mrbond_glue_ib_device_put(dev: *mut ib_device);
 }
 extern "C" {
-    pub fn mrbond_glue_ib_device_index(dev: *const ib_device) -> u32_;
-}
-extern "C" {
     pub fn mrbond_glue_netdev_state(ifindex: u32_, st: *mut mrbond_netdev_state);
 }
 extern "C" {
@@ -303,9 +300,6 @@ extern "C" {
 }
 extern "C" {
     pub fn mrbond_glue_netdev_tx_bytes(ifindex: u32_, tx_bytes: *mut u64_) -> bool_;
-}
-extern "C" {
-    pub fn mrbond_glue_ibdev_virt_dma(dev: *mut ib_device) -> bool_;
 }
 extern "C" {
     pub fn mrbond_glue_netdev_name(ifindex: u32_, name: *mut ffi::c_char) -> ffi::c_int;

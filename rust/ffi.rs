@@ -241,10 +241,17 @@ impl IbDevice {
         unsafe { CStr::from_char_ptr(glue::mrbond_glue_ib_device_name(self.raw())) }
     }
 
+    /// The RDMA core's own view of the device (`crate::rdma`).
+    fn core(&self) -> &crate::rdma::ib_device {
+        // SAFETY: by the invariant the device is registered, so alive for
+        // as long as `self`; the fields read through this reference are set
+        // before registration and not written while it lasts.
+        unsafe { &*self.raw().cast::<crate::rdma::ib_device>() }
+    }
+
     /// The device index, which orders rdma_cm's device list.
     pub(crate) fn index(&self) -> u32 {
-        // SAFETY: by the invariant the device is registered.
-        unsafe { glue::mrbond_glue_ib_device_index(self.raw()) }
+        self.core().index
     }
 
     /// Whether port 1 is `IB_PORT_ACTIVE` (cached state: no RTNL).
@@ -263,8 +270,8 @@ impl IbDevice {
     /// Whether the device uses virtual DMA (software RoCE, e.g. rxe): its
     /// traffic goes through its netdev and needs no mapping.
     pub(crate) fn uses_virt_dma(&self) -> bool {
-        // SAFETY: by the invariant the device is registered.
-        unsafe { glue::mrbond_glue_ibdev_virt_dma(self.raw()) }
+        // ib_uses_virt_dma(), a static inline.
+        cfg!(CONFIG_INFINIBAND_VIRT_DMA) && self.core().dma_device.is_null()
     }
 
     /// Whether the device speaks RoCE.

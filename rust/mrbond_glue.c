@@ -165,11 +165,6 @@ const char *mrbond_glue_ib_device_name(const struct ib_device *dev)
 	return dev_name(&dev->dev);
 }
 
-u32 mrbond_glue_ib_device_index(const struct ib_device *dev)
-{
-	return dev->index;
-}
-
 int mrbond_glue_ibdev_port_active(struct ib_device *dev)
 {
 	enum ib_port_state state;
@@ -307,11 +302,6 @@ bool mrbond_glue_netdev_tx_bytes(u32 ifindex, u64 *tx_bytes)
 		return false;
 	*tx_bytes = stats.tx_bytes;
 	return true;
-}
-
-bool mrbond_glue_ibdev_virt_dma(struct ib_device *dev)
-{
-	return ib_uses_virt_dma(dev);
 }
 
 u32 mrbond_glue_netdev_speed_mbps(u32 ifindex)

@@ -22,6 +22,7 @@ mod ffi;
 mod knobs;
 #[path = "policy/mod.rs"]
 pub mod policy;
+mod rdma;
 mod registry;
 mod sysfs;
 mod utilisation;
