@@ -112,30 +112,17 @@ pub enum PfcAttr {
 impl neli::consts::genl::NlAttrType for PfcAttr {}
 
 /// Knob names by id (bit of `enum rdma_mrbond_knob`); the ECN knobs are the
-/// first [`ECN_KNOBS`], carried in the `ecn` nest as attribute id + 1.
-pub const KNOB_NAMES: [&str; 21] = [
-    "np_enable",
-    "np_min_time_between_cnps",
-    "np_cnp_dscp",
-    "np_cnp_802p_prio",
-    "rp_enable",
-    "rp_clamp_tgt_rate",
-    "rp_rpg_time_reset",
-    "rp_rpg_byte_reset",
-    "rp_rpg_threshold",
-    "rp_rpg_ai_rate",
-    "rp_rpg_hai_rate",
-    "rp_rpg_gd",
-    "rp_rpg_min_dec_fac",
-    "rp_rpg_min_rate",
-    "rp_dce_tcp_g",
-    "rp_dce_tcp_rtt",
-    "rp_initial_alpha_value",
-    "rp_rate_reduce_monitor_period",
-    "tclass",
-    "ecn_enable",
-    "pfc_enable",
-];
+/// first [`ECN_KNOBS`], carried in the `ecn` nest as attribute id + 1. The
+/// policy core names them (its knob ids are the UAPI's).
+pub const KNOB_NAMES: [&str; 21] = {
+    let mut names = [""; 21];
+    let mut id = 0;
+    while id < names.len() {
+        names[id] = Knob::ALL[id].name();
+        id += 1;
+    }
+    names
+};
 
 /// Number of ECN knobs (ids `0..ECN_KNOBS`): DCQCN, tclass, ecn_enable.
 pub const ECN_KNOBS: usize = 20;
@@ -149,6 +136,7 @@ pub const PFC_MEMBER_FAILED: &str = "mrbond: PFC failed on a member";
 /// Counter names by attribute number - 1 (`enum { RDMA_MRBOND_A_COUNTERS_* }`):
 /// the module's own list, from the policy core it is built from.
 pub use mrbond_policy::policy::congestion::COUNTERS as COUNTER_NAMES;
+use mrbond_policy::policy::knobs::Knob;
 
 /// Spec name of a bond attribute number, for extack "missing attribute" reports.
 pub fn bond_attr_name(nr: u16) -> Option<&'static str> {
@@ -481,6 +469,9 @@ mod tests {
         assert_eq!(u8::from(Cmd::PfcSet), 10);
         assert_eq!(u16::from(BondAttr::Counters), 12);
         assert_eq!(KNOB_NAMES[ECN_KNOBS], "pfc_enable");
+        // The knob bits of the UAPI are the policy core's ids.
+        assert_eq!(RDMA_MRBOND_KNOB_PFC_ENABLE, 1 << ECN_KNOBS);
+        assert_eq!(RDMA_MRBOND_KNOB_TCLASS, 1 << DCQCN_KNOBS);
         assert_eq!(KNOB_NAMES[DCQCN_KNOBS], "tclass");
     }
 }
