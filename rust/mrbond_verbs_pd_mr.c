@@ -147,6 +147,7 @@ struct ib_mr *mrbond_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
 	struct ib_pd *mpd;
 	struct ib_mr *mmr;
 	struct mrbond_mr *mr;
+	void *old;
 	int member, ret;
 
 	if (type != IB_MR_TYPE_MEM_REG)
@@ -178,13 +179,18 @@ struct ib_mr *mrbond_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
 	}
 	mr->member = member;
 	mr->mmr = mmr;
-	/* A member's rkey indexes are its own: unique on that device. */
-	ret = xa_insert(&v->member[member].rkeys, mmr->rkey >> 8, mr,
-			GFP_KERNEL);
-	if (ret) {
+	/*
+	 * A member's rkey indexes are its own: unique on that device, and
+	 * erased before the member can hand one out again.
+	 */
+	old = xa_store(&v->member[member].rkeys, mmr->rkey >> 8, mr,
+		       GFP_KERNEL);
+	if (xa_is_err(old)) {
+		ret = xa_err(old);
 		ib_dereg_mr(mmr);
 		goto err_unlock;
 	}
+	WARN_ON_ONCE(old);
 	ret = mrbond_mr_insert(v, mr);
 	if (ret) {
 		xa_erase(&v->member[member].rkeys, mmr->rkey >> 8);
@@ -209,18 +215,21 @@ int mrbond_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	struct mrbond_vdev *v = mrbond_vdev_of(ibmr->device);
 	struct mrbond_mr *mr = to_mrbond_mr(ibmr);
 	struct ib_mr *mmr;
+	u32 rkey_index;
 	int ret = 0;
 
 	mutex_lock(&v->objs_lock);
 	mmr = mr->mmr;
 	if (mmr) {
+		/* Read before the member frees it. */
+		rkey_index = mmr->rkey >> 8;
 		ret = ib_dereg_mr(mmr);
 		if (ret) {
 			mutex_unlock(&v->objs_lock);
 			return ret;
 		}
 		/* Lookups under RCU see it until mrbond_mr_free()'s grace. */
-		xa_erase(&v->member[mr->member].rkeys, mmr->rkey >> 8);
+		xa_erase(&v->member[mr->member].rkeys, rkey_index);
 	}
 	list_del(&mr->node);
 	mutex_unlock(&v->objs_lock);
