@@ -690,17 +690,6 @@ test_regress_connect_during_member_removal() {
 	# The suite's controller would reconnect through the held window.
 	disconnect_ctrl "$out" || { cat "$out"; rc=1; }
 	barrier cdr-start 300 || rc=1
-	# A plain connect first, timed and reported: on the lockdep kernel the
-	# first connect after an earlier test re-created a member once went
-	# unanswered for 80 s (ib_cm's REQ retries; REQ never at hostb), which
-	# this test does not cover and must not take for one of its tries.
-	t_rm=${EPOCHREALTIME/./}
-	bounded 120 "$out.warm" fabrics_connect ||
-		echo "plain connect before the tries failed: $(cat "$out.warm")"
-	echo "plain connect before the tries: $(ms_since_us "$t_rm") ms"
-	for c in /sys/class/nvme/nvme*; do
-		[[ -e $c ]] && bounded 60 "$out.d" nvme disconnect -d "${c##*/}"
-	done
 	for ((i = 0; i < CDR_TRIES && rc == 0; i++)); do
 		off=0.$i
 		held=$(cat "$CDR_HELD" 2>/dev/null || echo 0)
