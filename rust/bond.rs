@@ -114,8 +114,6 @@ pub(crate) struct Member {
     pub(crate) seen: NetdevState,
     /// Operator's capacity for utilisation, Mb/s; 0: the link speed.
     pub(crate) capacity_mbps: u32,
-    /// The capacity the last utilisation sample used, 0 if unknown.
-    pub(crate) capacity_seen: u32,
     /// The transmit counter at the last sample (`crate::utilisation`).
     pub(crate) tx_last: Option<TxSample>,
 }
@@ -131,7 +129,6 @@ impl Member {
             transitions: 0,
             seen: NetdevState::default(),
             capacity_mbps: 0,
-            capacity_seen: 0,
             tx_last: None,
         }
     }
@@ -229,6 +226,15 @@ impl BondState {
     pub(crate) fn sync_placer(&mut self) {
         let mask = self.placeable_mask();
         self.placer.set_usable_mask(mask);
+    }
+
+    /// Sets a member's capacity for utilisation (validated); the average
+    /// restarts against it.
+    pub(crate) fn set_capacity(&mut self, m: MemberIndex, mbps: u32) {
+        if let Some(Some(member)) = self.members.get_mut(m.get()) {
+            member.capacity_mbps = mbps;
+        }
+        self.placer.clear_utilisation(m);
     }
 
     /// The slot's device is new (a member that came back): a refused

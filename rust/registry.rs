@@ -226,13 +226,7 @@ impl Registry {
     /// One pass of the ordered workqueue; returns the delay in ms until the
     /// next debounce deadline (0 for none).
     pub(crate) fn evaluate(&self, event_ns: u64) -> u32 {
-        let mut bonds: [Option<Arc<Bond>>; MAX_BONDS] = [const { None }; MAX_BONDS];
-        {
-            let inner = self.inner.lock();
-            for (dst, src) in bonds.iter_mut().zip(inner.bonds.iter()) {
-                dst.clone_from(src);
-            }
-        }
+        let bonds = self.bonds();
         let now = ffi::now_ns();
         let mut next: Option<u64> = None;
         for bond in bonds.iter().flatten() {
@@ -251,17 +245,21 @@ impl Registry {
     /// One utilisation sample of every bond's members (the module's ordered
     /// workqueue); returns the delay in ms until the next one.
     pub(crate) fn sample_utilisation(&self) -> u32 {
-        let mut bonds: [Option<Arc<Bond>>; MAX_BONDS] = [const { None }; MAX_BONDS];
-        {
-            let inner = self.inner.lock();
-            for (dst, src) in bonds.iter_mut().zip(inner.bonds.iter()) {
-                dst.clone_from(src);
-            }
-        }
-        for bond in bonds.iter().flatten() {
+        for bond in self.bonds().iter().flatten() {
             bond.sample_utilisation();
         }
         crate::utilisation::SAMPLE_PERIOD_MS
+    }
+
+    /// A reference to every bond, taken under the registry lock and used
+    /// without it (the work items call into C that takes RTNL).
+    fn bonds(&self) -> [Option<Arc<Bond>>; MAX_BONDS] {
+        let mut bonds: [Option<Arc<Bond>>; MAX_BONDS] = [const { None }; MAX_BONDS];
+        let inner = self.inner.lock();
+        for (dst, src) in bonds.iter_mut().zip(inner.bonds.iter()) {
+            dst.clone_from(src);
+        }
+        bonds
     }
 
     fn find_bond(inner: &RegistryInner, name: &[u8]) -> Option<Arc<Bond>> {
@@ -782,10 +780,8 @@ impl Registry {
             if let (Some(a), Some(Some(m))) = (admin, st.members.get_mut(*slot)) {
                 m.admin = *a;
             }
-            if let (Some(c), Some(Some(m))) = (capacity, st.members.get_mut(*slot)) {
-                m.capacity_mbps = *c;
-                // The average restarts against the new capacity.
-                st.placer.clear_utilisation(idx);
+            if let Some(c) = capacity {
+                st.set_capacity(idx, *c);
             }
         }
         drop(st);

@@ -192,11 +192,7 @@ pub(crate) fn member_store(bond: &Bond, slot: u32, attr: u32, input: &[u8]) -> i
                 .map(knobs::validate_capacity_mbps)
             {
                 Some(Ok(c)) => {
-                    if let Some(Some(member)) = st.members.get_mut(m.get()) {
-                        member.capacity_mbps = c;
-                    }
-                    // The average restarts against the new capacity.
-                    st.placer.clear_utilisation(m);
+                    st.set_capacity(m, c);
                     0
                 }
                 _ => EINVAL.to_errno(),

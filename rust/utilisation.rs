@@ -88,11 +88,9 @@ impl Bond {
             let Some(r) = reading.filter(|r| r.netdev == member.netdev) else {
                 // Not sampled, or it moved while we read: start afresh.
                 member.tx_last = None;
-                member.capacity_seen = 0;
                 st.placer.clear_utilisation(m);
                 continue;
             };
-            member.capacity_seen = r.capacity_mbps;
             let last = member.tx_last.filter(|l| l.netdev == r.netdev);
             member.tx_last = r.tx_bytes.map(|tx_bytes| TxSample {
                 netdev: r.netdev,
