@@ -367,17 +367,31 @@ static enum rdma_network_type mrbond_gsi_fill_grh(void *buf,
 	return RDMA_NETWORK_IPV6;
 }
 
+/* The VLAN of GID gid on vdev port, 0xffff if none; -ENOENT if absent. */
+static int mrbond_gsi_gid_vlan(struct mrbond_vdev *v, u32 port,
+			       const union ib_gid *gid, u16 *vlan)
+{
+	const struct ib_gid_attr *attr;
+
+	*vlan = 0xffff;
+	attr = rdma_find_gid_by_port(&v->ibdev, gid,
+				     IB_GID_TYPE_ROCE_UDP_ENCAP, port, NULL);
+	if (IS_ERR(attr))
+		return PTR_ERR(attr);
+	rdma_read_gid_l2_fields(attr, vlan, NULL);
+	rdma_put_gid_attr(attr);
+	return 0;
+}
+
 /*
  * A CM MAD as received on vdev port's QP1, from theirs to ours: a receive
- * completion with the network header rxe would have written. The VLAN is
- * that of ours on the port (ib_cm matches a REQ's source GID by it), if
- * the port still has it.
+ * completion with the network header rxe would have written, tagged with
+ * ours's VLAN (ib_cm matches a REQ's source GID by it).
  */
 static void mrbond_gsi_deliver(struct mrbond_vdev *v, u32 port,
 			       const void *mad, const union ib_gid *theirs,
-			       const union ib_gid *ours)
+			       const union ib_gid *ours, u16 vlan)
 {
-	const struct ib_gid_attr *attr;
 	struct mrbond_gsi_rbuf rb;
 	struct ib_wc wc = {
 		.status = IB_WC_SUCCESS,
@@ -389,15 +403,8 @@ static void mrbond_gsi_deliver(struct mrbond_vdev *v, u32 port,
 	};
 	struct mrbond_qp *qp;
 	unsigned long flags;
-	u16 vlan = 0xffff;
 	bool have = false;
 
-	attr = rdma_find_gid_by_port(&v->ibdev, ours,
-				     IB_GID_TYPE_ROCE_UDP_ENCAP, port, NULL);
-	if (!IS_ERR(attr)) {
-		rdma_read_gid_l2_fields(attr, &vlan, NULL);
-		rdma_put_gid_attr(attr);
-	}
 	if (vlan < VLAN_N_VID) {
 		wc.wc_flags |= IB_WC_WITH_VLAN;
 		wc.vlan_id = vlan;
@@ -440,22 +447,19 @@ static void mrbond_gsi_inject(struct mrbond_vdev *v, u32 member,
 			      struct cm_req_msg *req)
 {
 	const union ib_gid *theirs, *ours;
-	const struct ib_gid_attr *attr;
 	u32 port;
+	u16 vlan;
 
 	/* Rail: one port per member. Active-backup: the only port. */
 	port = v->nports == 1 ? 1 : member + 1;
 	theirs = IBA_GET_MEM_PTR(CM_REQ_PRIMARY_LOCAL_PORT_GID, req);
 	ours = IBA_GET_MEM_PTR(CM_REQ_PRIMARY_REMOTE_PORT_GID, req);
-	attr = rdma_find_gid_by_port(&v->ibdev, ours,
-				     IB_GID_TYPE_ROCE_UDP_ENCAP, port, NULL);
-	if (IS_ERR(attr)) {
+	if (mrbond_gsi_gid_vlan(v, port, ours, &vlan)) {
 		pr_warn_ratelimited("%s: REQ for %pI6 on port %u, which does not have it\n",
 				    dev_name(&v->ibdev.dev), ours->raw, port);
 		return;
 	}
-	rdma_put_gid_attr(attr);
-	mrbond_gsi_deliver(v, port, req, theirs, ours);
+	mrbond_gsi_deliver(v, port, req, theirs, ours, vlan);
 }
 
 /* The IBTA CM class version (drivers/infiniband/core/cm_msgs.h). */
@@ -467,6 +471,7 @@ void mrbond_gsi_abort_cm(struct mrbond_vdev *v, struct mrbond_qp *qp,
 	struct mrbond_cm_exchange *cm = &qp->cm;
 	struct cm_rej_msg *rej;
 	struct ib_mad_hdr *hdr;
+	u16 vlan;
 
 	lockdep_assert_held(&v->objs_lock);
 	if (!cm->local_id)
@@ -494,7 +499,9 @@ void mrbond_gsi_abort_cm(struct mrbond_vdev *v, struct mrbond_qp *qp,
 	IBA_SET(CM_REJ_MESSAGE_REJECTED, rej, cm->sent);
 	/* The address the exchange went out from is gone with the member. */
 	IBA_SET(CM_REJ_REASON, rej, IB_CM_REJ_INVALID_GID);
-	mrbond_gsi_deliver(v, cm->port, rej, &cm->theirs, &cm->ours);
+	/* Our GID may be gone with the member: untagged then. */
+	mrbond_gsi_gid_vlan(v, cm->port, &cm->ours, &vlan);
+	mrbond_gsi_deliver(v, cm->port, rej, &cm->theirs, &cm->ours, vlan);
 	kfree(rej);
 	qp->cm_aborted = true;
 	pr_info("%s: QP %u lost its member while connecting: %s rejected locally\n",
