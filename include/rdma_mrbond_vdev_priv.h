@@ -45,6 +45,12 @@ struct mrbond_member_slot {
 	struct xarray rkeys;
 };
 
+/* A leaving member's GSI proxy objects, released without objs_lock. */
+struct mrbond_gsi_member_res {
+	struct ib_mad_agent *mad_agent;
+	struct ib_cm_id *listen[MRBOND_CM_PORTS_MAX];
+};
+
 struct mrbond_vdev {
 	struct ib_device ibdev;		/* offset 0: ib_alloc_device() */
 	void *bond;			/* opaque Rust bond, one reference */

@@ -280,7 +280,9 @@ int mrbond_gsi_post_send(struct mrbond_vdev *v, struct mrbond_qp *qp,
 			 const struct ib_send_wr *wr);
 int mrbond_gsi_post_recv(struct mrbond_qp *qp, const struct ib_recv_wr *wr);
 void mrbond_gsi_member_attach(struct mrbond_vdev *v, u32 slot);
-void mrbond_gsi_member_detach(struct mrbond_vdev *v, u32 slot);
+void mrbond_gsi_member_take(struct mrbond_vdev *v, u32 slot,
+			    struct mrbond_gsi_member_res *res);
+void mrbond_gsi_member_release(struct mrbond_gsi_member_res *res);
 void mrbond_gsi_abort_cm(struct mrbond_vdev *v, struct mrbond_qp *qp,
 			 enum ib_qp_state was);
 

@@ -351,10 +351,14 @@ static void mrbond_dealloc_driver(struct ib_device *ibdev)
 	/* Every CQ and QP is gone, and with them their callbacks' work. */
 	if (v->cb_wq)
 		destroy_workqueue(v->cb_wq);
-	mutex_lock(&v->objs_lock);
-	for (i = 0; i < MRBOND_MAX_MEMBERS; i++)
-		mrbond_gsi_member_detach(v, i);
-	mutex_unlock(&v->objs_lock);
+	for (i = 0; i < MRBOND_MAX_MEMBERS; i++) {
+		struct mrbond_gsi_member_res res;
+
+		mutex_lock(&v->objs_lock);
+		mrbond_gsi_member_take(v, i, &res);
+		mutex_unlock(&v->objs_lock);
+		mrbond_gsi_member_release(&res);
+	}
 	/* The core destroyed every object first: only quarantine is left. */
 	WARN_ON(!xa_empty(&v->mr_index));
 	xa_destroy(&v->mr_index);

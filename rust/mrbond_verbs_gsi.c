@@ -573,18 +573,41 @@ void mrbond_gsi_member_attach(struct mrbond_vdev *v, u32 slot)
 	}
 }
 
-/* The member leaves: pending sends complete (flushed) before this returns. */
-void mrbond_gsi_member_detach(struct mrbond_vdev *v, u32 slot)
+/*
+ * The member leaves, step one, under objs_lock: its agent and listeners are
+ * taken out of the slot, so that no send work picks them up again.
+ */
+void mrbond_gsi_member_take(struct mrbond_vdev *v, u32 slot,
+			    struct mrbond_gsi_member_res *res)
 {
 	struct mrbond_member_slot *m = &v->member[slot];
 	int i;
 
+	lockdep_assert_held(&v->objs_lock);
 	for (i = 0; i < MRBOND_CM_PORTS_MAX; i++) {
-		if (m->listen[i])
-			ib_destroy_cm_id(m->listen[i]);
+		res->listen[i] = m->listen[i];
 		m->listen[i] = NULL;
 	}
-	if (m->mad_agent)
-		ib_unregister_mad_agent(m->mad_agent);
+	res->mad_agent = m->mad_agent;
 	m->mad_agent = NULL;
+}
+
+/*
+ * Step two, without objs_lock: unregistering the agent flushes its port's
+ * MAD workqueue, whose timeout work runs rdma_cm handlers that create CQs
+ * and QPs on the vdev (objs_lock). Pending sends complete, flushed, before
+ * this returns; so do running REQ handlers.
+ */
+void mrbond_gsi_member_release(struct mrbond_gsi_member_res *res)
+{
+	int i;
+
+	for (i = 0; i < MRBOND_CM_PORTS_MAX; i++) {
+		if (res->listen[i])
+			ib_destroy_cm_id(res->listen[i]);
+		res->listen[i] = NULL;
+	}
+	if (res->mad_agent)
+		ib_unregister_mad_agent(res->mad_agent);
+	res->mad_agent = NULL;
 }

@@ -89,6 +89,7 @@ void mrbond_vdev_member_fail(struct mrbond_vdev *v, u32 slot)
 void mrbond_vdev_member_detach(struct mrbond_vdev *v, u32 slot)
 {
 	struct mrbond_member_slot *m = &v->member[slot];
+	struct mrbond_gsi_member_res gsi = {};
 	ktime_t start = ktime_get();
 	enum ib_qp_state was;
 	struct mrbond_qp *qp;
@@ -104,7 +105,7 @@ void mrbond_vdev_member_detach(struct mrbond_vdev *v, u32 slot)
 	if (!v->member[slot].dev)
 		goto out_unlock;
 	flushed = atomic64_read(&m->flushed);
-	mrbond_gsi_member_detach(v, slot);
+	mrbond_gsi_member_take(v, slot, &gsi);
 	/* No poll may read a completion of a member QP destroyed below. */
 	mrbond_cqs_unhook(v, slot);
 	list_for_each_entry(qp, &v->qps, node) {
@@ -145,6 +146,7 @@ void mrbond_vdev_member_detach(struct mrbond_vdev *v, u32 slot)
 	}
 out_unlock:
 	mutex_unlock(&v->objs_lock);
+	mrbond_gsi_member_release(&gsi);
 }
 
 void mrbond_vdev_member_load(struct mrbond_vdev *v, u32 slot,
