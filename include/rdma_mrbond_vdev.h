@@ -70,15 +70,14 @@ enum mrbond_member_attr {
 struct mrbond_vdev *mrbond_vdev_alloc(void *bond, u32 nports, u64 node_guid);
 /* Binds 1-based port to the netdev with ifindex in init_net (0 unbinds). */
 int mrbond_vdev_set_port_netdev(struct mrbond_vdev *v, u32 port, int ifindex);
-/* Freezes the device attributes as the intersection of the members'. */
-void mrbond_vdev_set_attrs(struct mrbond_vdev *v,
-			   struct ib_device *const *members, u32 count);
-/* 0 if member is at least as capable as the frozen attributes, else
- * -EINVAL with *weaker set to the name of the first weaker attribute.
+/* SGEs per WR the vdev accepts: the translated copy lives on the stack. */
+#define MRBOND_MAX_SGE		16
+/*
+ * The attributes the vdev will report, zeroed, for Rust to fill with its
+ * members' intersection before registration (rust/policy/caps.rs); the
+ * vdev's own values are added at registration.
  */
-int mrbond_vdev_member_covers(const struct mrbond_vdev *v,
-			      const struct ib_device *member,
-			      const char **weaker);
+struct ib_device_attr *mrbond_vdev_reset_attrs(struct mrbond_vdev *v);
 /* Registers as name ("mrbond%d" picks a free index). Not from an ib_client
  * callback. On failure the vdev is still allocated: call mrbond_vdev_free().
  */

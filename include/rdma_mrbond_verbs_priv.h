@@ -34,8 +34,6 @@
 
 /* The vdev's reserved local DMA lkey (IBK_LOCAL_DMA_LKEY): MR index 0. */
 #define MRBOND_LOCAL_DMA_LKEY	0U
-/* SGEs per WR the vdev accepts: the translated copy lives on the stack. */
-#define MRBOND_MAX_SGE		16
 /*
  * Member WR ids: bit 63 set for receives, the vdev QP's id (in the vdev's
  * qp_ids) above the low bits of its shadow ring sequence. A completion is

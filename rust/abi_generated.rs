@@ -6,6 +6,7 @@
 pub const MRBOND_NAME_MAX: u32 = 64;
 pub const MRBOND_MAX_MEMBERS: u32 = 16;
 pub const MRBOND_MAX_PORTS: u32 = 16;
+pub const MRBOND_MAX_SGE: u32 = 16;
 pub const MRBOND_KNOB_ECN_COUNT: u32 = 20;
 pub const MRBOND_KNOB_PFC_ENABLE: u32 = 20;
 pub const MRBOND_COUNTER_MAX: u32 = 22;
@@ -357,15 +358,13 @@ extern "C" {
         ifindex: ffi::c_int,
     ) -> ffi::c_int;
 }
-extern "C" {
-    pub fn mrbond_vdev_set_attrs(v: *mut mrbond_vdev, members: *const *mut ib_device, count: u32_);
+#[repr(C)]
+#[derive(Debug)]
+pub struct ib_device_attr {
+    _unused: [u8; 0],
 }
 extern "C" {
-    pub fn mrbond_vdev_member_covers(
-        v: *const mrbond_vdev,
-        member: *const ib_device,
-        weaker: *mut *const ffi::c_char,
-    ) -> ffi::c_int;
+    pub fn mrbond_vdev_reset_attrs(v: *mut mrbond_vdev) -> *mut ib_device_attr;
 }
 extern "C" {
     pub fn mrbond_vdev_register(

@@ -19,7 +19,12 @@ use kernel::{
     types::ForeignOwnable,
 };
 
-use crate::{bond::Bond, policy::congestion::Errno, registry::Registry};
+use crate::{
+    bond::Bond,
+    policy::caps::{self, DeviceCaps, Limit},
+    policy::congestion::Errno,
+    registry::Registry,
+};
 
 /// Longest RDMA device name plus its NUL (`IB_DEVICE_NAME_MAX`).
 pub(crate) const NAME_MAX: usize = abi::MRBOND_NAME_MAX as usize;
@@ -274,11 +279,86 @@ impl IbDevice {
         cfg!(CONFIG_INFINIBAND_VIRT_DMA) && self.core().dma_device.is_null()
     }
 
+    /// The attributes the vdev's intersection reads (`rust/policy/caps.rs`).
+    pub(crate) fn caps(&self) -> DeviceCaps {
+        let a = &self.core().attrs;
+        // A negative `int` limit (never seen in a driver) counts as none.
+        let int = |v: c_int| u64::try_from(v).unwrap_or(0);
+        let mut caps = DeviceCaps {
+            limits: [0; caps::LIMIT_COUNT],
+            page_size_cap: a.page_size_cap,
+            cap_flags: a.device_cap_flags,
+            local_ca_ack_delay: a.local_ca_ack_delay,
+        };
+        for (limit, v) in Limit::ALL.iter().zip(caps.limits.iter_mut()) {
+            *v = match limit {
+                Limit::MaxMrSize => a.max_mr_size,
+                Limit::MaxQp => int(a.max_qp),
+                Limit::MaxQpWr => int(a.max_qp_wr),
+                Limit::MaxSendSge => int(a.max_send_sge),
+                Limit::MaxRecvSge => int(a.max_recv_sge),
+                Limit::MaxSgeRd => int(a.max_sge_rd),
+                Limit::MaxCq => int(a.max_cq),
+                Limit::MaxCqe => int(a.max_cqe),
+                Limit::MaxMr => int(a.max_mr),
+                Limit::MaxPd => int(a.max_pd),
+                Limit::MaxQpRdAtom => int(a.max_qp_rd_atom),
+                Limit::MaxResRdAtom => int(a.max_res_rd_atom),
+                Limit::MaxQpInitRdAtom => int(a.max_qp_init_rd_atom),
+                Limit::AtomicCap => u64::from(a.atomic_cap),
+                Limit::MaskedAtomicCap => u64::from(a.masked_atomic_cap),
+                Limit::MaxAh => int(a.max_ah),
+                Limit::MaxFastRegPageListLen => u64::from(a.max_fast_reg_page_list_len),
+            };
+        }
+        caps
+    }
+
     /// Whether the device speaks RoCE.
     pub(crate) fn is_roce(&self) -> bool {
         // SAFETY: by the invariant the device is registered.
         unsafe { glue::mrbond_glue_ibdev_is_roce(self.raw()) != 0 }
     }
+}
+
+/// Member capabilities the vdev inherits unchanged, because they only
+/// describe how a member's own QPs behave and every vdev QP lives on one
+/// member. Every other flag is dropped until the data path implements it
+/// (MWs, XRC, SRQ resize, flush/atomic write, APM, raw packet, checksum
+/// offloads, flow steering); FRWR is the vdev's own (`mrbond_vdev.c`).
+const DEVICE_CAP_INHERITED: u64 = {
+    use crate::rdma::*;
+    // `enum ib_device_cap_flags` is a C `unsigned long`: 64 bits here.
+    (ib_device_cap_flags_IB_DEVICE_RC_RNR_NAK_GEN
+        | ib_device_cap_flags_IB_DEVICE_CURR_QP_STATE_MOD
+        | ib_device_cap_flags_IB_DEVICE_UD_AV_PORT_ENFORCE) as u64
+};
+
+/// The limits of `caps` into the core's attribute struct. Each is a minimum
+/// of values read from fields of the same types, so each fits.
+fn write_attrs(a: &mut crate::rdma::ib_device_attr, caps: &DeviceCaps) {
+    let int = |l: Limit| c_int::try_from(caps.get(l)).unwrap_or(c_int::MAX);
+    let uint = |l: Limit| u32::try_from(caps.get(l)).unwrap_or(u32::MAX);
+    a.max_mr_size = caps.get(Limit::MaxMrSize);
+    a.max_qp = int(Limit::MaxQp);
+    a.max_qp_wr = int(Limit::MaxQpWr);
+    a.max_send_sge = int(Limit::MaxSendSge);
+    a.max_recv_sge = int(Limit::MaxRecvSge);
+    a.max_sge_rd = int(Limit::MaxSgeRd);
+    a.max_cq = int(Limit::MaxCq);
+    a.max_cqe = int(Limit::MaxCqe);
+    a.max_mr = int(Limit::MaxMr);
+    a.max_pd = int(Limit::MaxPd);
+    a.max_qp_rd_atom = int(Limit::MaxQpRdAtom);
+    a.max_res_rd_atom = int(Limit::MaxResRdAtom);
+    a.max_qp_init_rd_atom = int(Limit::MaxQpInitRdAtom);
+    a.atomic_cap = uint(Limit::AtomicCap);
+    a.masked_atomic_cap = uint(Limit::MaskedAtomicCap);
+    a.max_ah = int(Limit::MaxAh);
+    a.max_fast_reg_page_list_len = uint(Limit::MaxFastRegPageListLen);
+    a.page_size_cap = caps.page_size_cap;
+    a.device_cap_flags = caps.cap_flags;
+    a.local_ca_ack_delay = caps.local_ca_ack_delay;
 }
 
 /// A bond's virtual ib_device.
@@ -290,6 +370,9 @@ impl IbDevice {
 pub(crate) struct Vdev {
     ptr: NonNull<RawVdev>,
     registered: bool,
+    /// The attributes frozen by [`Vdev::set_attrs`], which a member
+    /// joining later must cover.
+    caps: DeviceCaps,
 }
 
 // SAFETY: the C vdev is internally synchronised; the handle only passes it on.
@@ -310,6 +393,7 @@ impl Vdev {
             Some(ptr) => Ok(Self {
                 ptr,
                 registered: false,
+                caps: DeviceCaps::NONE,
             }),
             None => {
                 // SAFETY: allocation failed, so the reference is still ours.
@@ -330,29 +414,37 @@ impl Vdev {
         to_result(unsafe { glue::mrbond_vdev_set_port_netdev(self.raw(), port, ifindex) })
     }
 
-    /// Freezes the device attributes as the intersection of `members`'.
-    pub(crate) fn set_attrs(&self, members: &[Option<&IbDevice>; MAX_MEMBERS]) {
-        let mut raw = [core::ptr::null_mut::<RawIbDevice>(); MAX_MEMBERS];
-        let mut n = 0u32;
-        for (slot, m) in raw.iter_mut().zip(members.iter().flatten()) {
-            *slot = m.raw();
+    /// Freezes the device attributes as the intersection of `members`'
+    /// (the core copies them once, at registration: refused after it).
+    pub(crate) fn set_attrs(&mut self, members: &[Option<&IbDevice>; MAX_MEMBERS]) {
+        if self.registered {
+            return;
+        }
+        let mut all = [DeviceCaps::NONE; MAX_MEMBERS];
+        let mut n = 0usize;
+        for (slot, m) in all.iter_mut().zip(members.iter().flatten()) {
+            *slot = m.caps();
             n = n.saturating_add(1);
         }
-        // SAFETY: the vdev is alive and every pointer is a registered device.
-        unsafe { glue::mrbond_vdev_set_attrs(self.raw(), raw.as_ptr(), n) };
+        let mut caps = caps::intersect(all.get(..n).unwrap_or(&[]), DEVICE_CAP_INHERITED);
+        // The translated SGE list of a post lives on the stack; ULPs size
+        // max_send_sge from max_sge_rd too (nvmet takes the larger).
+        for limit in [Limit::MaxSendSge, Limit::MaxRecvSge, Limit::MaxSgeRd] {
+            caps.clamp(limit, u64::from(glue::MRBOND_MAX_SGE));
+        }
+        // SAFETY: the vdev is alive and unregistered, so nobody else reads
+        // or writes its attributes; they are zeroed and ours to fill.
+        let attrs = unsafe {
+            &mut *glue::mrbond_vdev_reset_attrs(self.raw()).cast::<crate::rdma::ib_device_attr>()
+        };
+        write_attrs(attrs, &caps);
+        self.caps = caps;
     }
 
     /// `None` if `member` is at least as capable as the frozen attributes,
     /// else the name of the first weaker attribute.
-    pub(crate) fn weaker_attribute(&self, member: &IbDevice) -> Option<&'static CStr> {
-        let mut weaker: *const c_char = core::ptr::null();
-        // SAFETY: both objects are alive; `weaker` is writable.
-        let ret = unsafe { glue::mrbond_vdev_member_covers(self.raw(), member.raw(), &mut weaker) };
-        if ret == 0 || weaker.is_null() {
-            return None;
-        }
-        // SAFETY: the C side returns a static attribute name.
-        Some(unsafe { CStr::from_char_ptr(weaker) })
+    pub(crate) fn weaker_attribute(&self, member: &IbDevice) -> Option<&'static str> {
+        caps::weaker(&member.caps(), &self.caps)
     }
 
     /// Registers the device as `name` (`mrbond%d` picks the index).

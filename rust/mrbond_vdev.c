@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The virtual RoCE ib_device of a bond: allocation, registration, the
- * ib_device_ops table and the attribute intersection. Runtime state (which
+ * ib_device_ops table and the attributes of its own (the members' intersection
+ * is rust/policy/caps.rs). Runtime state (which
  * port is usable, counters) is asked of Rust through the mrbond_rs_*
  * callbacks; this file only forwards to the RDMA core.
  */
@@ -30,16 +31,6 @@
 #define MRBOND_PKEY_TBL_LEN	1
 #define MRBOND_MAX_MSG_SZ	(1U << 31)
 
-/*
- * Member capabilities the vdev inherits unchanged because they only describe
- * how a member's own QPs behave, and every vdev QP lives on one member. All
- * other flags are dropped until the data path implements them (FRWR =
- * IB_DEVICE_MEM_MGT_EXTENSIONS, MWs, XRC, SRQ resize, flush/atomic write,
- * APM, raw packet, checksum offloads, flow steering).
- */
-#define MRBOND_DEVICE_CAP_INHERITED					\
-	((u64)(IB_DEVICE_RC_RNR_NAK_GEN | IB_DEVICE_CURR_QP_STATE_MOD |	\
-	       IB_DEVICE_UD_AV_PORT_ENFORCE))
 /* What the vdev itself provides, whatever its members are. */
 #define MRBOND_DEVICE_CAP_OWN						\
 	((u64)(IB_DEVICE_PORT_ACTIVE_EVENT | IB_DEVICE_SYS_IMAGE_GUID))
@@ -49,93 +40,7 @@ static struct mrbond_vdev *to_mrbond_vdev(struct ib_device *ibdev)
 	return container_of(ibdev, struct mrbond_vdev, ibdev);
 }
 
-/*
- * Attribute intersection (limits): an ib_device_attr field that the vdev
- * reports as the minimum over its members, because one vdev object (QP, CQ,
- * MR, ...) lives on a single member and must fit on any of them. Objects
- * whose verbs the vdev lacks (SRQ, MW, multicast, EE/RDD, raw QPs,
- * signature/PI, ODP, DM) stay 0 so that ULPs never try them: e.g. nvmet
- * creates SRQs whenever max_srq != 0.
- */
-struct mrbond_limit {
-	const char *name;
-	size_t offset;
-	u8 size;
-	bool is_signed;
-};
-
-#define MRBOND_LIMIT(field) {						\
-	.name = #field,							\
-	.offset = offsetof(struct ib_device_attr, field),		\
-	.size = sizeof_field(struct ib_device_attr, field),		\
-	.is_signed = is_signed_type(typeof_member(struct ib_device_attr, field)), \
-}
-
-static const struct mrbond_limit mrbond_limits[] = {
-	MRBOND_LIMIT(max_mr_size),
-	MRBOND_LIMIT(max_qp),
-	MRBOND_LIMIT(max_qp_wr),
-	MRBOND_LIMIT(max_send_sge),
-	MRBOND_LIMIT(max_recv_sge),
-	MRBOND_LIMIT(max_sge_rd),
-	MRBOND_LIMIT(max_cq),
-	MRBOND_LIMIT(max_cqe),
-	MRBOND_LIMIT(max_mr),
-	MRBOND_LIMIT(max_pd),
-	MRBOND_LIMIT(max_qp_rd_atom),
-	MRBOND_LIMIT(max_res_rd_atom),
-	MRBOND_LIMIT(max_qp_init_rd_atom),
-	/* IB_ATOMIC_NONE < IB_ATOMIC_HCA < IB_ATOMIC_GLOB */
-	MRBOND_LIMIT(atomic_cap),
-	MRBOND_LIMIT(masked_atomic_cap),
-	MRBOND_LIMIT(max_ah),
-	MRBOND_LIMIT(max_fast_reg_page_list_len),
-};
-
-/* A negative limit (never seen in a driver) counts as "none". */
-static u64 mrbond_limit_get(const struct ib_device_attr *attr,
-			    const struct mrbond_limit *l)
-{
-	const void *p = (const u8 *)attr + l->offset;
-	s32 s;
-
-	switch (l->size) {
-	case sizeof(u16):
-		return *(const u16 *)p;
-	case sizeof(u32):
-		if (!l->is_signed)
-			return *(const u32 *)p;
-		s = *(const s32 *)p;
-		return s < 0 ? 0 : s;
-	case sizeof(u64):
-		return *(const u64 *)p;
-	}
-	WARN_ON_ONCE(1);
-	return 0;
-}
-
-/* val is a minimum of values of this very field: it always fits. */
-static void mrbond_limit_set(struct ib_device_attr *attr,
-			     const struct mrbond_limit *l, u64 val)
-{
-	void *p = (u8 *)attr + l->offset;
-
-	switch (l->size) {
-	case sizeof(u16):
-		*(u16 *)p = val;
-		break;
-	case sizeof(u32):
-		*(u32 *)p = val;
-		break;
-	case sizeof(u64):
-		*(u64 *)p = val;
-		break;
-	default:
-		WARN_ON_ONCE(1);
-	}
-}
-
-/* The vdev's own values, whatever the members: never intersected. */
+/* The vdev's own values, whatever the members: added at registration. */
 static void mrbond_vdev_own_attrs(struct mrbond_vdev *v)
 {
 	struct ib_device_attr *a = &v->attrs;
@@ -145,11 +50,6 @@ static void mrbond_vdev_own_attrs(struct mrbond_vdev *v)
 	a->kernel_cap_flags = IBK_ALLOW_USER_UNREG | IBK_LOCAL_DMA_LKEY;
 	/* FRWR: alloc_mr, map_mr_sg, REG_MR and LOCAL_INV are proxied. */
 	a->device_cap_flags |= IB_DEVICE_MEM_MGT_EXTENSIONS;
-	/* The translated SGE list of a post lives on the stack. */
-	a->max_send_sge = min(a->max_send_sge, MRBOND_MAX_SGE);
-	a->max_recv_sge = min(a->max_recv_sge, MRBOND_MAX_SGE);
-	/* ULPs size max_send_sge from it too (nvmet takes the larger). */
-	a->max_sge_rd = min(a->max_sge_rd, MRBOND_MAX_SGE);
 	/*
 	 * 0 keeps rdma_rw from registering local MRs per READ (it would
 	 * need them on the QP's member): nvmet then uses only the peer's
@@ -475,9 +375,6 @@ struct mrbond_vdev *mrbond_vdev_alloc(void *bond, u32 nports, u64 node_guid)
 	v->ibdev.node_guid = cpu_to_be64(node_guid);
 	strscpy(v->ibdev.node_desc, "mrbond", sizeof(v->ibdev.node_desc));
 	ib_set_device_ops(&v->ibdev, &mrbond_dev_ops);
-
-	/* Registrable even if mrbond_vdev_set_attrs() is never called. */
-	mrbond_vdev_own_attrs(v);
 	return v;
 }
 
@@ -572,73 +469,13 @@ int mrbond_vdev_set_port_netdev(struct mrbond_vdev *v, u32 port, int ifindex)
 
 /*
  * The core copies attrs into ibdev->attrs once, inside ib_register_device(),
- * and ULPs read that copy directly: later changes would not be seen, so this
- * is refused once registered.
+ * and ULPs read that copy directly: Rust fills them before, never after.
  */
-void mrbond_vdev_set_attrs(struct mrbond_vdev *v,
-			   struct ib_device *const *members, u32 count)
+struct ib_device_attr *mrbond_vdev_reset_attrs(struct mrbond_vdev *v)
 {
-	struct ib_device_attr *a = &v->attrs;
-	const struct ib_device_attr *m;
-	size_t i;
-	u64 val;
-	u32 j;
-
-	if (WARN_ON_ONCE(v->registered))
-		return;
-
-	memset(a, 0, sizeof(*a));
-	if (count) {
-		for (i = 0; i < ARRAY_SIZE(mrbond_limits); i++) {
-			val = U64_MAX;
-			for (j = 0; j < count; j++)
-				val = min(val, mrbond_limit_get(&members[j]->attrs,
-								&mrbond_limits[i]));
-			mrbond_limit_set(a, &mrbond_limits[i], val);
-		}
-
-		a->page_size_cap = ~0ULL;
-		a->device_cap_flags = MRBOND_DEVICE_CAP_INHERITED;
-		for (j = 0; j < count; j++) {
-			m = &members[j]->attrs;
-			a->page_size_cap &= m->page_size_cap;
-			a->device_cap_flags &= m->device_cap_flags;
-			/* Timeouts derived from it must hold for the slowest. */
-			a->local_ca_ack_delay = max(a->local_ca_ack_delay,
-						    m->local_ca_ack_delay);
-		}
-	}
-	mrbond_vdev_own_attrs(v);
-}
-
-int mrbond_vdev_member_covers(const struct mrbond_vdev *v,
-			      const struct ib_device *member,
-			      const char **weaker)
-{
-	const struct ib_device_attr *f = &v->attrs;
-	const struct ib_device_attr *m = &member->attrs;
-	const char *name = NULL;
-	size_t i;
-
-	for (i = 0; i < ARRAY_SIZE(mrbond_limits) && !name; i++) {
-		if (mrbond_limit_get(m, &mrbond_limits[i]) <
-		    mrbond_limit_get(f, &mrbond_limits[i]))
-			name = mrbond_limits[i].name;
-	}
-
-	if (!name && (f->page_size_cap & ~m->page_size_cap))
-		name = "page_size_cap";
-	if (!name && (f->device_cap_flags & MRBOND_DEVICE_CAP_INHERITED &
-		      ~m->device_cap_flags))
-		name = "device_cap_flags";
-	if (!name && m->local_ca_ack_delay > f->local_ca_ack_delay)
-		name = "local_ca_ack_delay";
-
-	if (!name)
-		return 0;
-	if (weaker)
-		*weaker = name;
-	return -EINVAL;
+	WARN_ON_ONCE(v->registered);
+	memset(&v->attrs, 0, sizeof(v->attrs));
+	return &v->attrs;
 }
 
 int mrbond_vdev_register(struct mrbond_vdev *v, const char *name,
@@ -651,6 +488,7 @@ int mrbond_vdev_register(struct mrbond_vdev *v, const char *name,
 
 	if (user_named)
 		ib_mark_name_assigned_by_user(&v->ibdev);
+	mrbond_vdev_own_attrs(v);
 
 	/*
 	 * Our handle's reference, taken first: with IBK_ALLOW_USER_UNREG a

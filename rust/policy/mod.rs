@@ -24,12 +24,15 @@
 //!   into typed errors with static extack text.
 //! - [`congestion`]: the traffic class of bond QPs, the per-member status of
 //!   the ECN/DCQCN/PFC knobs, and the PFC fan-out's per-member decisions.
+//! - [`caps`]: the vdev's device attributes, the intersection of its
+//!   members', and whether a joining member covers them.
 //! - [`selfcheck`]: deterministic scenarios run by both `cargo test` and KUnit.
 //!
 //! The kernel target is x86_64 (and arm64): `u64` division is used outside the
 //! per-decision paths; `u128` is never used because the kernel's
 //! `compiler_builtins` has no `u128` multiply/divide helpers.
 
+pub mod caps;
 pub mod congestion;
 pub mod eligibility;
 pub mod failover;
