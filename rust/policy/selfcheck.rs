@@ -7,6 +7,7 @@
 //! floats and returns `Err` with a static description of the first mismatch.
 //! [`CASES`] lists them all for the two runners.
 
+use super::caps::{self, DeviceCaps, Limit, LIMIT_COUNT};
 use super::eligibility::{
     AdminState, Debounce, EligibilitySet, Inputs, LacpState, Reason, Status, Usability,
 };
@@ -50,6 +51,7 @@ pub const CASES: &[(&str, Case)] = &[
     ("eligibility_quiesce", eligibility_quiesce),
     ("pfc_decisions", pfc_decisions),
     ("ulp_key_rules", ulp_key_rules),
+    ("caps_intersection", caps_intersection),
 ];
 
 /// Runs every case; returns the number that passed and the first failure.
@@ -882,4 +884,41 @@ pub fn ulp_key_rules() -> CaseResult {
         "then the PD home",
     )?;
     ensure(mr_member(None, None, None).is_none(), "no QP: no member")
+}
+
+/// The vdev reports what every member can do: limits are minima, page sizes
+/// and inherited flags intersect, the ACK delay is the slowest member's; a
+/// member that falls short of frozen attributes is named by its field.
+pub fn caps_intersection() -> CaseResult {
+    let member = |limit: u64, pages: u64, flags: u64, delay: u8| DeviceCaps {
+        limits: [limit; LIMIT_COUNT],
+        page_size_cap: pages,
+        cap_flags: flags,
+        local_ca_ack_delay: delay,
+    };
+    let a = member(4096, 0xf000, 0b111, 10);
+    let b = member(1024, 0x3000, 0b011, 15);
+    let mut v = caps::intersect(&[a, b], 0b110);
+    ensure(v.get(Limit::MaxQp) == 1024, "limits are minima")?;
+    ensure(v.page_size_cap == 0x3000, "page sizes intersect")?;
+    ensure(
+        v.cap_flags == 0b010,
+        "only inherited flags, of every member",
+    )?;
+    ensure(v.local_ca_ack_delay == 15, "the slowest ACK delay")?;
+    ensure(
+        caps::intersect(&[], 0b110) == DeviceCaps::NONE,
+        "no member: nothing",
+    )?;
+    v.clamp(Limit::MaxSendSge, 16);
+    ensure(v.get(Limit::MaxSendSge) == 16, "clamped")?;
+    ensure(caps::weaker(&b, &v).is_none(), "a member covers its bond")?;
+    ensure(
+        caps::weaker(&member(512, 0x3000, 0b010, 15), &v) == Some("max_mr_size"),
+        "the first short limit is named",
+    )?;
+    ensure(
+        caps::weaker(&member(4096, 0x3000, 0b010, 16), &v) == Some("local_ca_ack_delay"),
+        "a slower member is refused",
+    )
 }
