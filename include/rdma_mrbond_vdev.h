@@ -13,14 +13,13 @@
 
 #include <linux/types.h>
 
+/* MRBOND_MAX_MEMBERS: in rail mode member slot i is port i + 1. */
+#include "rdma_mrbond_glue.h"
+
 struct ib_device;
 struct mrbond_vdev;
 
 #define MRBOND_MAX_PORTS 16
-#ifndef MRBOND_MAX_MEMBERS
-/* Member slots; in rail mode slot i is port i + 1 (as in the glue). */
-#define MRBOND_MAX_MEMBERS 16
-#endif
 
 /* Counters of `rdma statistic` and sysfs hw_counters, per port (= member in
  * rail mode) and, summed, per device. Rust fills them in this order.
