@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Thin C glue for rdma_mrbond: registrations with the RDMA core, the netdev
- * notifier chain and rdma_link_ops, plus static-inline helpers the 6.12 kernel
- * crate cannot call. Every function here only forwards to the kernel or to
- * Rust; no policy is decided in C.
+ * The module's registrations that 6.12's kernel crate has no Rust API for:
+ * the RDMA core's ib_client and event handlers, the netdev notifier chain,
+ * rdma_link_ops and the workqueue that runs Rust's evaluation and
+ * utilisation sampling; plus readers of kernel state behind static inlines
+ * (netdev, bonding, port state). Every event is handed to Rust, which
+ * decides; nothing here chooses a member or a state.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The virtual RoCE ib_device of a bond: allocation, registration, the
- * ib_device_ops table and the attributes of its own (the members' intersection
- * is rust/policy/caps.rs). Runtime state (which
- * port is usable, counters) is asked of Rust through the mrbond_rs_*
- * callbacks; this file only forwards to the RDMA core.
+ * The virtual RoCE ib_device of a bond: allocation, registration and
+ * teardown, port binding, the ib_device_ops table (its verbs are in
+ * mrbond_verbs_*.c) and the attributes the vdev adds of its own; the
+ * members' intersection is Rust's (rust/policy/caps.rs). Which port is
+ * usable and the counters are asked of Rust through mrbond_rs_* callbacks.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
