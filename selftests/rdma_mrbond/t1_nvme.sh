@@ -153,7 +153,7 @@ diag() {
 # The CM MADs (RoCEv2 packets to QP1) each rail carries while a test runs,
 # for its diagnostics: which rail a lost REQ left on, and whether it came in.
 mad_capture_start() {
-	tcpdump -i any -nn -l "udp dst port 4791 and (udp[12:4] & 0xffffff) == 1" \
+	tcpdump -i any -t -nn -l "udp dst port 4791 and (udp[12:4] & 0xffffff) == 1" \
 		>"$TB_TMP/mad-$1" 2>/dev/null </dev/null &
 	MAD_CAPTURE_PID=$!
 }
@@ -691,7 +691,8 @@ test_regress_listen_context_race() {
 # window. Classes: succeeded, failed fast (within CDR_FAST_MS of the removal),
 # failed slow, stalled (no answer in 60 s), and missed: the REP came before
 # the removal took effect (the lockdep kernel is slow), which is transparent
-# failover's case; at most half may miss. Every REQ must reach hostb.
+# failover's case; at most half may miss, and at least half of the REQs must
+# have been held by hostb (the others lost the race to the removal).
 CDR_TRIES=10
 CDR_HOLD_MS=8000  # beyond a REQ timeout: its retries are held too
 CDR_FAST_MS=500  # the fix answers within ms; the REQ timeout takes seconds
@@ -699,7 +700,6 @@ CDR_HELD=$MRBOND_RUN/cdr-held  # hostb: REQs held so far
 CDR_DONE=$MRBOND_RUN/cdr-done
 
 member_qps() { bq cat "$SYS/mrbond0/mrbond/members/$1/qps"; }
-vdev_reqs_sent() { cat "$SYS"/mrbond0/ports/*/cm_tx_msgs/req | awk '{ s += $1 } END { print s + 0 }'; }
 bond_ended_exchanges() { dmesg | grep -c 'lost its member while connecting'; }
 
 cdr_disconnect_all() {
@@ -728,7 +728,7 @@ cdr_hold_reqs() {  # hostb, until hosta is done
 
 test_regress_connect_during_member_removal() {
 	local rc=0 out=$TB_TMP/cdr i off pid crc t_rm dt victim nic held m
-	local ok=0 fast=0 slow=0 stalled=0 missed=0 reqs ended q0 q1
+	local ok=0 fast=0 slow=0 stalled=0 missed=0 reached=0 ended q0 q1
 	if [[ $MODE != bond ]]; then
 		echo "raw mode: no bond"
 		barrier cdr-start 300 && barrier cdr-done 900
@@ -753,25 +753,21 @@ test_regress_connect_during_member_removal() {
 	for ((i = 0; i < CDR_TRIES && rc == 0; i++)); do
 		off=0.$i
 		held=$(cat "$CDR_HELD" 2>/dev/null || echo 0)
-		reqs=$(vdev_reqs_sent) ended=$(bond_ended_exchanges)
+		ended=$(bond_ended_exchanges)
 		q0=$(member_qps rxe0) q1=$(member_qps rxe1)
 		fabrics_connect >"$out.$i" 2>&1 &
 		pid=$!
-		# Seen here, not through hostb's report: on the lockdep kernel
-		# that report and the removal together outlast the hold.
-		if ! wait_until 30 eval '(($(vdev_reqs_sent) > reqs))'; then
-			echo "try $i: no REQ was sent"
+		# The QP, placed just before its REQ leaves, seen here in sysfs:
+		# hostb's report of the hold, `rdma res` (seconds on the lockdep
+		# kernel) or ib_cm's REQ counter (counted when the REP comes)
+		# would leave too little of the hold for the removal.
+		if ! wait_until 30 eval '(($(member_qps rxe0) > q0 || $(member_qps rxe1) > q1))'; then
+			echo "try $i: no member got the QP"
 			wait_pid 60 "$pid"
 			rc=1
 			break
 		fi
-		# The member the connect's QP was placed on (sysfs: `rdma res`
-		# takes seconds on the lockdep kernel).
-		if (($(member_qps rxe0) > q0)); then victim=rxe0; elif (($(member_qps rxe1) > q1)); then victim=rxe1; else
-			echo "try $i: no member got the QP"
-			rc=1
-			break
-		fi
+		if (($(member_qps rxe0) > q0)); then victim=rxe0; else victim=rxe1; fi
 		sleep "$off"
 		nic=$(slave_of_link "${victim#rxe}") || { rc=1; break; }
 		bq -t 60 rdma link del "$victim" || rc=1
@@ -793,19 +789,22 @@ test_regress_connect_during_member_removal() {
 			slow=$((slow + 1)) m="failed slow"
 		fi
 		echo "try $i: removal ${off}s into the held REQ of a QP on $victim: $m, $dt ms after the removal: $(tr '\n' ' ' <"$out.$i")"
-		if ! wait_until 10 eval '(($(cat "$CDR_HELD" 2>/dev/null || echo 0) > held))'; then
+		# A removal may also beat the REQ out of the member.
+		if wait_until 10 eval '(($(cat "$CDR_HELD" 2>/dev/null || echo 0) > held))'; then
+			reached=$((reached + 1))
+		else
 			echo "try $i: the REQ never reached hostb"
-			rc=1
 		fi
 		bq -t 60 rdma link add "$victim" type rxe netdev "$nic" || rc=1
 		wait_until 60 member_is "$victim" usable || { echo "$victim: $(member_state "$victim")"; rc=1; }
 		cdr_disconnect_all "$out"
 	done
 	touch "$CDR_DONE"
-	echo "$i tries: $ok succeeded, $fast failed fast (<= $CDR_FAST_MS ms), $slow failed slow, $stalled stalled, $missed missed the hold"
+	echo "$i tries: $ok succeeded, $fast failed fast (<= $CDR_FAST_MS ms), $slow failed slow, $stalled stalled, $missed missed the hold; $reached REQs held by hostb"
 	echo "exchanges the bond ended: $(bond_ended_exchanges)"
 	((i == CDR_TRIES && slow + stalled == 0)) || rc=1
 	((missed <= CDR_TRIES / 2)) || { echo "more than half of the tries missed the hold"; rc=1; }
+	((reached >= CDR_TRIES / 2)) || { echo "only $reached REQs reached hostb"; rc=1; }
 	((rc == 0)) || ask_peer_diag cdr
 	barrier cdr-done 900 || rc=1
 	mad_capture_stop
