@@ -74,7 +74,7 @@ int mrbond_vdev_set_port_netdev(struct mrbond_vdev *v, u32 port, int ifindex);
 /*
  * The attributes the vdev will report, zeroed, for Rust to fill with its
  * members' intersection before registration (rust/policy/caps.rs); the
- * vdev's own values are added at registration.
+ * vdev's own values are added at registration. NULL once registered.
  */
 struct ib_device_attr *mrbond_vdev_reset_attrs(struct mrbond_vdev *v);
 /* Registers as name ("mrbond%d" picks a free index). Not from an ib_client

@@ -56,6 +56,22 @@ mod abi {
 /// The C glue's functions (see the headers), as `glue::...`.
 use abi as glue;
 
+/// Which file of `/sys/class/infiniband/<bond>/mrbond/` a show or store is
+/// for (`enum mrbond_bond_attr`, `enum mrbond_member_attr`).
+pub(crate) mod sysfs_attr {
+    pub(crate) use super::abi::{
+        MRBOND_BOND_ATTR_LACP_SOURCE as BOND_LACP_SOURCE, MRBOND_BOND_ATTR_MEMBERS as BOND_MEMBERS,
+        MRBOND_BOND_ATTR_MODE as BOND_MODE, MRBOND_BOND_ATTR_POLICY as BOND_POLICY,
+        MRBOND_BOND_ATTR_SPEED as BOND_SPEED, MRBOND_BOND_ATTR_USABLE as BOND_USABLE,
+        MRBOND_MEMBER_ATTR_ADMIN as MEMBER_ADMIN, MRBOND_MEMBER_ATTR_CAPACITY as MEMBER_CAPACITY,
+        MRBOND_MEMBER_ATTR_LACP as MEMBER_LACP, MRBOND_MEMBER_ATTR_NETDEV as MEMBER_NETDEV,
+        MRBOND_MEMBER_ATTR_REASON as MEMBER_REASON, MRBOND_MEMBER_ATTR_STATE as MEMBER_STATE,
+        MRBOND_MEMBER_ATTR_TRANSITIONS as MEMBER_TRANSITIONS,
+        MRBOND_MEMBER_ATTR_UTILISATION as MEMBER_UTILISATION,
+        MRBOND_MEMBER_ATTR_WEIGHT as MEMBER_WEIGHT,
+    };
+}
+
 /// `struct ib_device`, whose layout Rust never looks into.
 pub(crate) type RawIbDevice = abi::ib_device;
 /// `struct mrbond_vdev`, private to `mrbond_vdev.c`.
@@ -432,12 +448,14 @@ impl Vdev {
         for limit in [Limit::MaxSendSge, Limit::MaxRecvSge, Limit::MaxSgeRd] {
             caps.clamp(limit, u64::from(glue::MRBOND_MAX_SGE));
         }
-        // SAFETY: the vdev is alive and unregistered, so nobody else reads
-        // or writes its attributes; they are zeroed and ours to fill.
-        let attrs = unsafe {
-            &mut *glue::mrbond_vdev_reset_attrs(self.raw()).cast::<crate::rdma::ib_device_attr>()
+        // SAFETY: the vdev is alive.
+        let raw = unsafe { glue::mrbond_vdev_reset_attrs(self.raw()) };
+        let Some(mut attrs) = NonNull::new(raw.cast::<crate::rdma::ib_device_attr>()) else {
+            return;
         };
-        write_attrs(attrs, &caps);
+        // SAFETY: the vdev is unregistered (the pointer is not NULL), so
+        // nobody else reads or writes its attributes: they are ours to fill.
+        write_attrs(unsafe { attrs.as_mut() }, &caps);
         self.caps = caps;
     }
 
@@ -1027,18 +1045,11 @@ pub(crate) const HW_COUNTER_MAX: usize = abi::MRBOND_HW_COUNTER_MAX as usize;
 
 /// `enum mrbond_knob_attr`: sysfs ids besides the ECN knobs' own ids.
 pub(crate) mod knob_attr {
-    /// `ecn/status`.
-    pub(crate) const ECN_STATUS: u32 = 32;
-    /// `ecn/counters`.
-    pub(crate) const ECN_COUNTERS: u32 = 33;
-    /// `pfc/enable_bitmap`.
-    pub(crate) const PFC_ENABLE: u32 = 34;
-    /// `pfc/status`.
-    pub(crate) const PFC_STATUS: u32 = 35;
-    /// `pfc/counters`.
-    pub(crate) const PFC_COUNTERS: u32 = 36;
-    /// `members/<dev>/pfc_override`.
-    pub(crate) const PFC_OVERRIDE: u32 = 37;
+    pub(crate) use super::abi::{
+        MRBOND_KNOB_ATTR_ECN_COUNTERS as ECN_COUNTERS, MRBOND_KNOB_ATTR_ECN_STATUS as ECN_STATUS,
+        MRBOND_KNOB_ATTR_PFC_COUNTERS as PFC_COUNTERS, MRBOND_KNOB_ATTR_PFC_ENABLE as PFC_ENABLE,
+        MRBOND_KNOB_ATTR_PFC_OVERRIDE as PFC_OVERRIDE, MRBOND_KNOB_ATTR_PFC_STATUS as PFC_STATUS,
+    };
 }
 
 /// `struct mrbond_pfc`: `struct ieee_pfc` field by field.

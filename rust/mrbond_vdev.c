@@ -473,7 +473,9 @@ int mrbond_vdev_set_port_netdev(struct mrbond_vdev *v, u32 port, int ifindex)
  */
 struct ib_device_attr *mrbond_vdev_reset_attrs(struct mrbond_vdev *v)
 {
-	WARN_ON_ONCE(v->registered);
+	/* query_device reports these: never rewritten once registered. */
+	if (WARN_ON_ONCE(v->registered))
+		return NULL;
 	memset(&v->attrs, 0, sizeof(v->attrs));
 	return &v->attrs;
 }

@@ -8,31 +8,10 @@ use kernel::prelude::*;
 
 use crate::{
     bond::{self, emit, Bond},
-    ffi,
+    ffi::{self, sysfs_attr::*},
     policy::{knobs, MemberIndex},
     utilisation,
 };
-
-/// `enum mrbond_bond_attr`.
-const BOND_MODE: u32 = 0;
-const BOND_POLICY: u32 = 1;
-const BOND_MEMBERS: u32 = 2;
-const BOND_USABLE: u32 = 3;
-const BOND_LACP_SOURCE: u32 = 4;
-const BOND_SPEED: u32 = 5;
-
-/// `enum mrbond_member_attr`.
-const MEMBER_NETDEV: u32 = 0;
-const MEMBER_STATE: u32 = 1;
-const MEMBER_REASON: u32 = 2;
-const MEMBER_WEIGHT: u32 = 3;
-const MEMBER_ADMIN: u32 = 4;
-// 5 (qps) and 6 (outstanding) are the data path's counters: the C glue
-// reads them where they are kept (rust/mrbond_sysfs.c).
-const MEMBER_TRANSITIONS: u32 = 7;
-const MEMBER_LACP: u32 = 8;
-const MEMBER_UTILISATION: u32 = 9;
-const MEMBER_CAPACITY: u32 = 10;
 
 /// Input without the trailing newline `echo` adds.
 fn trim(input: &[u8]) -> &[u8] {
@@ -123,7 +102,8 @@ pub(crate) fn bond_store(bond: &Bond, attr: u32, input: &[u8]) -> i32 {
     }
 }
 
-/// Shows a member attribute.
+/// Shows a member attribute (`qps` and `outstanding` are the data path's
+/// counters: the C side reads them where they are kept, mrbond_sysfs.c).
 pub(crate) fn member_show(bond: &Bond, slot: u32, attr: u32, page: &mut [u8]) -> isize {
     let Some(m) = usize::try_from(slot).ok().and_then(MemberIndex::new) else {
         return EINVAL.to_errno() as isize;
