@@ -11,13 +11,18 @@
 //!   evaluation, snapshots), `utilisation` (members' transmit rates for
 //!   WRR), `sysfs` (formatting and validated writes),
 //!   `knobs` (ECN/DCQCN/PFC settings, the PFC fan-out, their reports);
-//! - `ffi`: the only module with `unsafe`, over the C glue (`mrbond_glue.c`,
-//!   `mrbond_netlink.c`, `mrbond_vdev.c`, `mrbond_sysfs.c`): ops tables and
-//!   registrations for which the 6.12 kernel crate has no abstraction.
+//! - `ffi`: safe wrappers over the C side (`mrbond_glue.c`, `mrbond_netlink.c`,
+//!   `mrbond_vdev.c`, `mrbond_sysfs.c`): ops tables and registrations for
+//!   which the 6.12 kernel crate has no abstraction, and the generated ABI;
+//! - `entry`: the C -> Rust trampolines (`mrbond_rs_*`).
+//!
+//! `ffi` and `entry` hold the module's `unsafe` (besides the one call here
+//! that starts the glue); every other module denies `unsafe_code`.
 
 use kernel::prelude::*;
 
 mod bond;
+mod entry;
 mod ffi;
 mod knobs;
 #[path = "policy/mod.rs"]

@@ -1,0 +1,599 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The C -> Rust entry points: every `#[no_mangle] extern "C"` function the
+//! C side calls (`mrbond_rs_*` in `include/rdma_mrbond_{glue,vdev,knobs}.h`),
+//! each a trampoline that turns its raw arguments into the safe types of
+//! [`crate::ffi`] and hands them to the control plane. Rust -> C goes the
+//! other way, through `ffi.rs`.
+
+use core::{ffi::c_void, ptr::NonNull};
+
+use kernel::{
+    error::from_result,
+    ffi::{c_char, c_int},
+    prelude::*,
+    str::CStr,
+    sync::{Arc, ArcBorrow},
+    types::ForeignOwnable,
+};
+
+use crate::{bond::Bond, ffi::*, registry::Registry};
+
+/// What sysfs hands a show callback (`PAGE_SIZE`).
+const SYSFS_BUF_LEN: usize = 4096;
+
+/// Recovers the registry from the glue's context pointer.
+///
+/// # Safety
+///
+/// `ctx` must be the pointer given to `mrbond_glue_init()`, still alive.
+unsafe fn registry<'a>(ctx: *mut c_void) -> &'a Registry {
+    // SAFETY: the caller guarantees `ctx` is the live registry.
+    unsafe { &*ctx.cast::<Registry>() }
+}
+
+/// Borrows the bond a vdev callback passes back.
+///
+/// # Safety
+///
+/// `bond` must be the pointer given to `mrbond_vdev_alloc()` for a vdev that
+/// has not yet called `mrbond_rs_vdev_release()`.
+unsafe fn bond<'a>(bond: *mut c_void) -> ArcBorrow<'a, Bond> {
+    // SAFETY: the vdev still owns its reference, as the caller guarantees.
+    unsafe { <Arc<Bond> as ForeignOwnable>::borrow(bond) }
+}
+
+/// A C string argument as a byte slice without its NUL.
+///
+/// # Safety
+///
+/// `s` must be a valid NUL-terminated string for `'a`.
+unsafe fn c_bytes<'a>(s: *const c_char) -> &'a [u8] {
+    // SAFETY: guaranteed by the caller.
+    unsafe { CStr::from_char_ptr(s) }.as_bytes()
+}
+
+/// A sysfs page as a writable slice.
+///
+/// # Safety
+///
+/// `buf` must be sysfs's `PAGE_SIZE` buffer of the current callback.
+unsafe fn sysfs_page<'a>(buf: *mut c_char) -> &'a mut [u8] {
+    // SAFETY: guaranteed by the caller.
+    unsafe { core::slice::from_raw_parts_mut(buf.cast::<u8>(), SYSFS_BUF_LEN) }
+}
+
+/// Stores a static extack message for the netlink glue.
+fn set_extack(out: *mut *const c_char, msg: Option<&'static [u8]>) {
+    if let Some(msg) = msg {
+        if !out.is_null() {
+            // SAFETY: `out` is the netlink glue's writable out-parameter; the
+            // message is a static NUL-terminated string.
+            unsafe { out.write(msg.as_ptr().cast()) };
+        }
+    }
+}
+
+macro_rules! request_entry {
+    ($name:ident, $method:ident) => {
+        /// Netlink request handler; see `include/rdma_mrbond_glue.h`.
+        ///
+        /// # Safety
+        ///
+        /// Called by the netlink glue with the registry context, a valid
+        /// spec and a writable extack out-parameter.
+        #[no_mangle]
+        pub(crate) unsafe extern "C" fn $name(
+            ctx: *mut c_void,
+            spec: *const BondSpec,
+            extack: *mut *const c_char,
+        ) -> c_int {
+            // SAFETY: the glue passes its live context and a valid spec.
+            let (reg, spec) = unsafe { (registry(ctx), &*spec) };
+            match reg.$method(spec) {
+                Ok(()) => 0,
+                Err(e) => {
+                    set_extack(extack, e.message);
+                    e.errno.to_errno()
+                }
+            }
+        }
+    };
+}
+
+request_entry!(mrbond_rs_bond_del, bond_del);
+request_entry!(mrbond_rs_bond_set, bond_set);
+request_entry!(mrbond_rs_member_add, member_add);
+request_entry!(mrbond_rs_member_del, member_del);
+request_entry!(mrbond_rs_member_set, member_set);
+
+/// BOND_NEW.
+///
+/// # Safety
+///
+/// Called by the netlink glue with its context, a valid spec, a writable
+/// reply and a writable extack out-parameter.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn mrbond_rs_bond_new(
+    ctx: *mut c_void,
+    spec: *const BondSpec,
+    reply: *mut BondInfo,
+    extack: *mut *const c_char,
+) -> c_int {
+    // SAFETY: the glue passes its live context, a valid spec and reply.
+    let (reg, spec, reply) = unsafe { (registry(ctx), &*spec, &mut *reply) };
+    match reg.bond_new(spec, reply) {
+        Ok(()) => 0,
+        Err(e) => {
+            set_extack(extack, e.message);
+            e.errno.to_errno()
+        }
+    }
+}
+
+/// BOND_GET and dumps: the bond named `name`, or the `pos`-th bond.
+///
+/// # Safety
+///
+/// Called by the netlink glue with its context, `name` NULL or a valid
+/// string, and a writable `info`.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn mrbond_rs_bond_info(
+    ctx: *mut c_void,
+    name: *const c_char,
+    pos: u32,
+    info: *mut BondInfo,
+) -> c_int {
+    // SAFETY: as the caller guarantees.
+    let (reg, info) = unsafe { (registry(ctx), &mut *info) };
+    let name = if name.is_null() {
+        None
+    } else {
+        // SAFETY: non-NULL names are valid strings.
+        Some(unsafe { c_bytes(name) })
+    };
+    match reg.bond_info(name, pos, info) {
+        Ok(()) => 0,
+        Err(e) => e.to_errno(),
+    }
+}
+
+/// `rdma link add NAME type mrbond netdev IFINDEX`.
+///
+/// # Safety
+///
+/// Called by `rdma_link_ops.newlink` with the glue's context and a valid name.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn mrbond_rs_link_new(
+    ctx: *mut c_void,
+    name: *const c_char,
+    ifindex: u32,
+) -> c_int {
+    // SAFETY: as the caller guarantees.
+    let (reg, name) = unsafe { (registry(ctx), CStr::from_char_ptr(name)) };
+    from_result(|| {
+        reg.link_new(name, ifindex)?;
+        Ok(0)
+    })
+}
+
+/// `ib_client.add` for every device that is not one of our vdevs.
+///
+/// # Safety
+///
+/// Called only by the glue's `ib_client.add` with its context and device.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn mrbond_rs_ib_device_added(
+    ctx: *mut c_void,
+    dev: *mut RawIbDevice,
+) -> c_int {
+    // SAFETY: the glue passes its live context.
+    let reg = unsafe { registry(ctx) };
+    from_result(|| {
+        let ptr = NonNull::new(dev).ok_or(EINVAL)?;
+        // SAFETY: the core passes a device inside its `.add` call.
+        let dev = unsafe { IbDevice::hold(ptr) }.ok_or(ENODEV)?;
+        reg.device_added(dev)?;
+        Ok(0)
+    })
+}
+
+/// `ib_client.remove`: a member device is going away.
+///
+/// # Safety
+///
+/// Called only by the glue's `ib_client.remove` with its context and device.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn mrbond_rs_ib_device_removed(
+    ctx: *mut c_void,
+    dev: *mut RawIbDevice,
+) {
+    // SAFETY: the glue passes its live context.
+    unsafe { registry(ctx) }.device_removed(dev);
+}
+
+/// The ordered work item: re-evaluates every member; returns the delay in ms
+/// until the next debounce deadline, 0 for none.
+///
+/// # Safety
+///
+/// Called only by the glue's work function with its context.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn mrbond_rs_evaluate(ctx: *mut c_void, event_ns: u64) -> u32 {
+    // SAFETY: the glue passes its live context.
+    unsafe { registry(ctx) }.evaluate(event_ns)
+}
+
+/// The periodic work item: one utilisation sample of every member; returns
+/// the delay in ms until the next.
+///
+/// # Safety
+///
+/// Called only by the glue's work function with its context.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn mrbond_rs_sample_utilisation(ctx: *mut c_void) -> u32 {
+    // SAFETY: the glue passes its live context.
+    unsafe { registry(ctx) }.sample_utilisation()
+}
+
+/// NETDEV_UNREGISTER (RTNL held): drop vdev port bindings to `ifindex`.
+///
+/// # Safety
+///
+/// Called only by the glue's netdev notifier with its context.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn mrbond_rs_netdev_unregister(ctx: *mut c_void, ifindex: u32) {
+    // SAFETY: the glue passes its live context.
+    unsafe { registry(ctx) }.netdev_unregister(ifindex);
+}
+
+/// Whether the vdev's `port` is active.
+///
+/// # Safety
+///
+/// Called by `mrbond_vdev.c` with the bond pointer of a live vdev.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn mrbond_rs_vdev_port_active(
+    bond_ptr: *mut c_void,
+    port: u32,
+) -> c_int {
+    // SAFETY: the vdev holds its reference, as the caller guarantees.
+    c_int::from(unsafe { bond(bond_ptr) }.port_active(port))
+}
+
+/// Fills `values[0..STAT_COUNT)` for `port` (0: the sum over members).
+///
+/// # Safety
+///
+/// Called by `mrbond_vdev.c` with the bond of a live vdev and room for
+/// `MRBOND_STAT_MAX` values.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn mrbond_rs_vdev_stats(
+    bond_ptr: *mut c_void,
+    port: u32,
+    values: *mut u64,
+) {
+    // SAFETY: as the caller guarantees.
+    let (bond, values) = unsafe { (bond(bond_ptr), &mut *values.cast::<[u64; STAT_COUNT]>()) };
+    bond.stats(port, values);
+}
+
+/// The member slot for a new QP of a PD of the ULP `kern_name`, whose first
+/// QP went to `pd_home` (-1: none yet), for vdev `port` (0: unknown); or
+/// -errno.
+///
+/// # Safety
+///
+/// Called by the verbs proxy with the bond of a live vdev and a
+/// NUL-terminated `kern_name`, in process context, holding no lock.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn mrbond_rs_place_qp(
+    bond_ptr: *mut c_void,
+    kern_name: *const c_char,
+    pd_home: c_int,
+    port: u32,
+) -> c_int {
+    // SAFETY: as the caller guarantees.
+    let (bond, ulp) = unsafe { (bond(bond_ptr), c_bytes(kern_name)) };
+    let home = usize::try_from(pd_home).ok();
+    match bond.place_qp(ulp, home, port) {
+        Ok(slot) => c_int::try_from(slot).unwrap_or(-(kernel::bindings::EINVAL as c_int)),
+        Err(e) => e.to_errno(),
+    }
+}
+
+/// The member slot that sends the MADs of vdev `port`, -1 if none is usable.
+///
+/// # Safety
+///
+/// Called by the GSI proxy with the bond of a live vdev, in process context,
+/// holding no lock.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn mrbond_rs_gsi_member(bond_ptr: *mut c_void, port: u32) -> c_int {
+    // SAFETY: as the caller guarantees.
+    let bond = unsafe { bond(bond_ptr) };
+    bond.gsi_member(port)
+        .and_then(|s| c_int::try_from(s).ok())
+        .unwrap_or(-1)
+}
+
+/// The member slot a new MR binds to (see `policy::ulp::mr_member`), -1 if
+/// none is known. Pure: no lock, no allocation.
+#[no_mangle]
+pub(crate) extern "C" fn mrbond_rs_mr_member(
+    task_hint: c_int,
+    last_qp: c_int,
+    home: c_int,
+) -> c_int {
+    let idx = |v: c_int| {
+        usize::try_from(v)
+            .ok()
+            .and_then(crate::policy::MemberIndex::new)
+    };
+    crate::policy::ulp::mr_member(idx(task_hint), idx(last_qp), idx(home))
+        .and_then(|m| c_int::try_from(m.get()).ok())
+        .unwrap_or(-1)
+}
+
+/// The vdev is being freed: drop its bond reference.
+///
+/// # Safety
+///
+/// Called exactly once per vdev, by `mrbond_vdev.c`.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn mrbond_rs_vdev_release(bond_ptr: *mut c_void) {
+    // SAFETY: the vdev gives back the reference `Vdev::alloc` gave it.
+    drop(unsafe { <Arc<Bond> as ForeignOwnable>::from_foreign(bond_ptr) });
+}
+
+/// sysfs show of a bond attribute.
+///
+/// # Safety
+///
+/// Called by `mrbond_sysfs.c` with a live vdev's bond and the sysfs page.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn mrbond_rs_bond_attr_show(
+    bond_ptr: *mut c_void,
+    attr: u32,
+    buf: *mut c_char,
+) -> isize {
+    // SAFETY: as the caller guarantees.
+    let (bond, page) = unsafe { (bond(bond_ptr), sysfs_page(buf)) };
+    crate::sysfs::bond_show(&bond, attr, page)
+}
+
+/// sysfs store of a bond attribute.
+///
+/// # Safety
+///
+/// Called by `mrbond_sysfs.c` with a live vdev's bond and `len` readable bytes.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn mrbond_rs_bond_attr_store(
+    bond_ptr: *mut c_void,
+    attr: u32,
+    buf: *const c_char,
+    len: usize,
+) -> c_int {
+    // SAFETY: as the caller guarantees.
+    let (bond, input) = unsafe {
+        (
+            bond(bond_ptr),
+            core::slice::from_raw_parts(buf.cast::<u8>(), len),
+        )
+    };
+    crate::sysfs::bond_store(&bond, attr, input)
+}
+
+/// sysfs show of a member attribute.
+///
+/// # Safety
+///
+/// Called by `mrbond_sysfs.c` with a live vdev's bond and the sysfs page.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn mrbond_rs_member_attr_show(
+    bond_ptr: *mut c_void,
+    slot: u32,
+    attr: u32,
+    buf: *mut c_char,
+) -> isize {
+    // SAFETY: as the caller guarantees.
+    let (bond, page) = unsafe { (bond(bond_ptr), sysfs_page(buf)) };
+    crate::sysfs::member_show(&bond, slot, attr, page)
+}
+
+/// sysfs store of a member attribute.
+///
+/// # Safety
+///
+/// Called by `mrbond_sysfs.c` with a live vdev's bond and `len` readable bytes.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn mrbond_rs_member_attr_store(
+    bond_ptr: *mut c_void,
+    slot: u32,
+    attr: u32,
+    buf: *const c_char,
+    len: usize,
+) -> c_int {
+    // SAFETY: as the caller guarantees.
+    let (bond, input) = unsafe {
+        (
+            bond(bond_ptr),
+            core::slice::from_raw_parts(buf.cast::<u8>(), len),
+        )
+    };
+    crate::sysfs::member_store(&bond, slot, attr, input)
+}
+
+/// `.remove` of one of our own vdevs: the RDMA core unregisters it (e.g.
+/// `rdma link del`); forget its bond.
+///
+/// # Safety
+///
+/// Called only by the glue's `ib_client.remove` with its context and a vdev.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn mrbond_rs_vdev_unregistering(ctx: *mut c_void, v: *mut RawVdev) {
+    // SAFETY: the glue passes its live context.
+    unsafe { registry(ctx) }.vdev_unregistering(v);
+}
+
+// ---- knobs: ECN, DCQCN, PFC (include/rdma_mrbond_knobs.h) ----
+
+/// Traffic class of a bond QP; see `include/rdma_mrbond_knobs.h`.
+///
+/// # Safety
+///
+/// Called by the vdev's data path with the bond pointer of a live vdev.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn mrbond_rs_qp_traffic_class(
+    bond_ptr: *mut c_void,
+    requested: u8,
+) -> u8 {
+    // SAFETY: the vdev holds its reference, as the caller guarantees.
+    unsafe { bond(bond_ptr) }.knobs.qp_traffic_class(requested)
+}
+
+/// ECN_SET.
+///
+/// # Safety
+///
+/// Called by the netlink glue with its context, a valid spec and a writable
+/// extack out-parameter.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn mrbond_rs_ecn_set(
+    ctx: *mut c_void,
+    spec: *const EcnSpec,
+    extack: *mut *const c_char,
+) -> c_int {
+    // SAFETY: the glue passes its live context and a valid spec.
+    let (reg, spec) = unsafe { (registry(ctx), &*spec) };
+    match crate::knobs::netlink::ecn_set(reg, spec) {
+        Ok(()) => 0,
+        Err(e) => {
+            set_extack(extack, e.message);
+            e.errno.to_errno()
+        }
+    }
+}
+
+/// PFC_SET.
+///
+/// # Safety
+///
+/// Called by the netlink glue with its context, a valid spec and a writable
+/// extack out-parameter.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn mrbond_rs_pfc_set(
+    ctx: *mut c_void,
+    spec: *const PfcSpec,
+    extack: *mut *const c_char,
+) -> c_int {
+    // SAFETY: the glue passes its live context and a valid spec.
+    let (reg, spec) = unsafe { (registry(ctx), &*spec) };
+    match crate::knobs::netlink::pfc_set(reg, spec) {
+        Ok(()) => 0,
+        Err(e) => {
+            set_extack(extack, e.message);
+            e.errno.to_errno()
+        }
+    }
+}
+
+/// The knob snapshot of the bond named `name`, for BOND_GET.
+///
+/// # Safety
+///
+/// Called by the netlink glue with its context, a valid name and a
+/// writable, zeroed `info`.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn mrbond_rs_knobs_info(
+    ctx: *mut c_void,
+    name: *const c_char,
+    info: *mut KnobsInfo,
+) -> c_int {
+    // SAFETY: as the caller guarantees.
+    let (reg, name, info) = unsafe { (registry(ctx), c_bytes(name), &mut *info) };
+    match crate::knobs::netlink::knobs_info(reg, name, info) {
+        Ok(()) => 0,
+        Err(e) => e.to_errno(),
+    }
+}
+
+/// sysfs show of `mrbond/ecn/*` and `mrbond/pfc/*`.
+///
+/// # Safety
+///
+/// Called by `mrbond_sysfs_knobs.c` with a live vdev's bond and the sysfs page.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn mrbond_rs_knob_attr_show(
+    bond_ptr: *mut c_void,
+    attr: u32,
+    buf: *mut c_char,
+) -> isize {
+    // SAFETY: as the caller guarantees.
+    let (bond, page) = unsafe { (bond(bond_ptr), sysfs_page(buf)) };
+    crate::knobs::sysfs::bond_show(&bond, attr, page)
+}
+
+/// sysfs store of `mrbond/ecn/*` and `mrbond/pfc/*`.
+///
+/// # Safety
+///
+/// Called by `mrbond_sysfs_knobs.c` with a live vdev's bond and `len`
+/// readable bytes.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn mrbond_rs_knob_attr_store(
+    bond_ptr: *mut c_void,
+    attr: u32,
+    buf: *const c_char,
+    len: usize,
+) -> c_int {
+    // SAFETY: as the caller guarantees.
+    let (bond, input) = unsafe {
+        (
+            bond(bond_ptr),
+            core::slice::from_raw_parts(buf.cast::<u8>(), len),
+        )
+    };
+    crate::knobs::sysfs::bond_store(&bond, attr, input)
+}
+
+/// sysfs show of `members/<dev>/pfc_override`.
+///
+/// # Safety
+///
+/// Called by `mrbond_sysfs_knobs.c` with a live vdev's bond and the sysfs page.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn mrbond_rs_member_knob_attr_show(
+    bond_ptr: *mut c_void,
+    slot: u32,
+    attr: u32,
+    buf: *mut c_char,
+) -> isize {
+    // SAFETY: as the caller guarantees.
+    let (bond, page) = unsafe { (bond(bond_ptr), sysfs_page(buf)) };
+    crate::knobs::sysfs::member_show(&bond, slot, attr, page)
+}
+
+/// sysfs store of `members/<dev>/pfc_override`.
+///
+/// # Safety
+///
+/// Called by `mrbond_sysfs_knobs.c` with a live vdev's bond and `len`
+/// readable bytes.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn mrbond_rs_member_knob_attr_store(
+    bond_ptr: *mut c_void,
+    slot: u32,
+    attr: u32,
+    buf: *const c_char,
+    len: usize,
+) -> c_int {
+    // SAFETY: as the caller guarantees.
+    let (bond, input) = unsafe {
+        (
+            bond(bond_ptr),
+            core::slice::from_raw_parts(buf.cast::<u8>(), len),
+        )
+    };
+    crate::knobs::sysfs::member_store(&bond, slot, attr, input)
+}
