@@ -3,6 +3,8 @@
 //! One bond: its members, their eligibility, the placement state, and the
 //! snapshots that netlink, sysfs and `rdma statistic` report.
 
+#![deny(unsafe_code)]
+
 use core::fmt::Write;
 
 use kernel::{

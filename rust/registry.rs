@@ -3,6 +3,8 @@
 //! Every RDMA device the module knows and every bond: creation, deletion,
 //! membership, and the evaluation pass of the ordered workqueue.
 
+#![deny(unsafe_code)]
+
 use kernel::{
     c_str, new_mutex,
     prelude::*,

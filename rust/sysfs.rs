@@ -4,6 +4,8 @@
 //! validated writes (`Documentation/ABI/testing/sysfs-class-infiniband-mrbond`).
 //! A refused write returns `-EINVAL` and changes nothing.
 
+#![deny(unsafe_code)]
+
 use kernel::prelude::*;
 
 use crate::{

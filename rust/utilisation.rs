@@ -15,6 +15,8 @@
 //! netdev's link speed. Without either the member's utilisation is unknown:
 //! it weighs as idle and reports so.
 
+#![deny(unsafe_code)]
+
 use crate::{
     bond::{Bond, Member},
     ffi::{self, MAX_MEMBERS},

@@ -13,6 +13,8 @@
 //! - `sysfs`: `mrbond/ecn/`, `mrbond/pfc/`, `members/<dev>/pfc_override`;
 //! - `netlink`: ECN_SET, PFC_SET and the knob part of BOND_GET.
 
+#![deny(unsafe_code)]
+
 pub(crate) mod netlink;
 mod pfc;
 pub(crate) use pfc::apply_pending as apply_pending_pfc;

@@ -32,6 +32,8 @@
 //! per-decision paths; `u128` is never used because the kernel's
 //! `compiler_builtins` has no `u128` multiply/divide helpers.
 
+#![deny(unsafe_code)]
+
 pub mod caps;
 pub mod congestion;
 pub mod eligibility;
