@@ -75,8 +75,8 @@ fn set_extack(out: *mut *const c_char, msg: Option<&'static [u8]>) {
 }
 
 macro_rules! request_entry {
-    ($name:ident, $method:ident) => {
-        /// Netlink request handler; see `include/rdma_mrbond_glue.h`.
+    ($name:ident, $spec:ty, $handler:path, $doc:literal) => {
+        #[doc = $doc]
         ///
         /// # Safety
         ///
@@ -85,12 +85,12 @@ macro_rules! request_entry {
         #[no_mangle]
         pub(crate) unsafe extern "C" fn $name(
             ctx: *mut c_void,
-            spec: *const BondSpec,
+            spec: *const $spec,
             extack: *mut *const c_char,
         ) -> c_int {
             // SAFETY: the glue passes its live context and a valid spec.
             let (reg, spec) = unsafe { (registry(ctx), &*spec) };
-            match reg.$method(spec) {
+            match $handler(reg, spec) {
                 Ok(()) => 0,
                 Err(e) => {
                     set_extack(extack, e.message);
@@ -101,11 +101,48 @@ macro_rules! request_entry {
     };
 }
 
-request_entry!(mrbond_rs_bond_del, bond_del);
-request_entry!(mrbond_rs_bond_set, bond_set);
-request_entry!(mrbond_rs_member_add, member_add);
-request_entry!(mrbond_rs_member_del, member_del);
-request_entry!(mrbond_rs_member_set, member_set);
+request_entry!(
+    mrbond_rs_bond_del,
+    BondSpec,
+    Registry::bond_del,
+    "BOND_DEL."
+);
+request_entry!(
+    mrbond_rs_bond_set,
+    BondSpec,
+    Registry::bond_set,
+    "BOND_SET."
+);
+request_entry!(
+    mrbond_rs_member_add,
+    BondSpec,
+    Registry::member_add,
+    "MEMBER_ADD."
+);
+request_entry!(
+    mrbond_rs_member_del,
+    BondSpec,
+    Registry::member_del,
+    "MEMBER_DEL."
+);
+request_entry!(
+    mrbond_rs_member_set,
+    BondSpec,
+    Registry::member_set,
+    "MEMBER_SET."
+);
+request_entry!(
+    mrbond_rs_ecn_set,
+    EcnSpec,
+    crate::knobs::netlink::ecn_set,
+    "ECN_SET."
+);
+request_entry!(
+    mrbond_rs_pfc_set,
+    PfcSpec,
+    crate::knobs::netlink::pfc_set,
+    "PFC_SET."
+);
 
 /// BOND_NEW.
 ///
@@ -450,52 +487,6 @@ pub(crate) unsafe extern "C" fn mrbond_rs_qp_traffic_class(
 ) -> u8 {
     // SAFETY: the vdev holds its reference, as the caller guarantees.
     unsafe { bond(bond_ptr) }.knobs.qp_traffic_class(requested)
-}
-
-/// ECN_SET.
-///
-/// # Safety
-///
-/// Called by the netlink glue with its context, a valid spec and a writable
-/// extack out-parameter.
-#[no_mangle]
-pub(crate) unsafe extern "C" fn mrbond_rs_ecn_set(
-    ctx: *mut c_void,
-    spec: *const EcnSpec,
-    extack: *mut *const c_char,
-) -> c_int {
-    // SAFETY: the glue passes its live context and a valid spec.
-    let (reg, spec) = unsafe { (registry(ctx), &*spec) };
-    match crate::knobs::netlink::ecn_set(reg, spec) {
-        Ok(()) => 0,
-        Err(e) => {
-            set_extack(extack, e.message);
-            e.errno.to_errno()
-        }
-    }
-}
-
-/// PFC_SET.
-///
-/// # Safety
-///
-/// Called by the netlink glue with its context, a valid spec and a writable
-/// extack out-parameter.
-#[no_mangle]
-pub(crate) unsafe extern "C" fn mrbond_rs_pfc_set(
-    ctx: *mut c_void,
-    spec: *const PfcSpec,
-    extack: *mut *const c_char,
-) -> c_int {
-    // SAFETY: the glue passes its live context and a valid spec.
-    let (reg, spec) = unsafe { (registry(ctx), &*spec) };
-    match crate::knobs::netlink::pfc_set(reg, spec) {
-        Ok(()) => 0,
-        Err(e) => {
-            set_extack(extack, e.message);
-            e.errno.to_errno()
-        }
-    }
 }
 
 /// The knob snapshot of the bond named `name`, for BOND_GET.
