@@ -53,6 +53,16 @@ unsafe fn c_bytes<'a>(s: *const c_char) -> &'a [u8] {
     unsafe { CStr::from_char_ptr(s) }.as_bytes()
 }
 
+/// The bytes a sysfs store was handed.
+///
+/// # Safety
+///
+/// `buf` must be readable for `len` bytes for `'a` (the store's buffer).
+unsafe fn sysfs_input<'a>(buf: *const c_char, len: usize) -> &'a [u8] {
+    // SAFETY: guaranteed by the caller.
+    unsafe { core::slice::from_raw_parts(buf.cast::<u8>(), len) }
+}
+
 /// A sysfs page as a writable slice.
 ///
 /// # Safety
@@ -412,12 +422,7 @@ pub(crate) unsafe extern "C" fn mrbond_rs_bond_attr_store(
     len: usize,
 ) -> c_int {
     // SAFETY: as the caller guarantees.
-    let (bond, input) = unsafe {
-        (
-            bond(bond_ptr),
-            core::slice::from_raw_parts(buf.cast::<u8>(), len),
-        )
-    };
+    let (bond, input) = unsafe { (bond(bond_ptr), sysfs_input(buf, len)) };
     crate::sysfs::bond_store(&bond, attr, input)
 }
 
@@ -452,12 +457,7 @@ pub(crate) unsafe extern "C" fn mrbond_rs_member_attr_store(
     len: usize,
 ) -> c_int {
     // SAFETY: as the caller guarantees.
-    let (bond, input) = unsafe {
-        (
-            bond(bond_ptr),
-            core::slice::from_raw_parts(buf.cast::<u8>(), len),
-        )
-    };
+    let (bond, input) = unsafe { (bond(bond_ptr), sysfs_input(buf, len)) };
     crate::sysfs::member_store(&bond, slot, attr, input)
 }
 
@@ -539,12 +539,7 @@ pub(crate) unsafe extern "C" fn mrbond_rs_knob_attr_store(
     len: usize,
 ) -> c_int {
     // SAFETY: as the caller guarantees.
-    let (bond, input) = unsafe {
-        (
-            bond(bond_ptr),
-            core::slice::from_raw_parts(buf.cast::<u8>(), len),
-        )
-    };
+    let (bond, input) = unsafe { (bond(bond_ptr), sysfs_input(buf, len)) };
     crate::knobs::sysfs::bond_store(&bond, attr, input)
 }
 
@@ -580,11 +575,6 @@ pub(crate) unsafe extern "C" fn mrbond_rs_member_knob_attr_store(
     len: usize,
 ) -> c_int {
     // SAFETY: as the caller guarantees.
-    let (bond, input) = unsafe {
-        (
-            bond(bond_ptr),
-            core::slice::from_raw_parts(buf.cast::<u8>(), len),
-        )
-    };
+    let (bond, input) = unsafe { (bond(bond_ptr), sysfs_input(buf, len)) };
     crate::knobs::sysfs::member_store(&bond, slot, attr, input)
 }

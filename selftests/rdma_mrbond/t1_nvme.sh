@@ -167,10 +167,21 @@ mad_capture_report() {
 }
 
 # A test that fails on one guest asks the other for its diagnostics too: the
-# failing side calls ask_peer_diag before the test's last barrier, the other
-# peer_diag after it.
+# failing side calls ask_peer_diag NAME before the test's last barrier; both
+# end with diag_end NAME RC, which prints the diagnostics and the MADs
+# captured under NAME if the test failed here or the peer asked for them.
 ask_peer_diag() { touch "$MRBOND_RUN/diag-$1"; }
-peer_diag() { [[ ! -e $MRBOND_RUN/diag-$1 ]] || { echo "(diagnostics the peer asked for)"; diag; }; }
+diag_end() {
+	if (($2 != 0)); then
+		diag
+	elif [[ -e $MRBOND_RUN/diag-$1 ]]; then
+		echo "(diagnostics the peer asked for)"
+		diag
+	else
+		return 0
+	fi
+	mad_capture_report "$1"
+}
 
 # The first time a unique marker is logged, and kernel lines after it,
 # stamped in ms since the marker: printk time is the only clock common to the
@@ -741,9 +752,7 @@ test_regress_connect_during_member_removal() {
 		cdr_hold_reqs || rc=1
 		barrier cdr-done 900 || rc=1
 		mad_capture_stop
-		((rc == 0)) || diag
-		((rc != 0)) || peer_diag cdr
-		[[ $rc != 0 || -e $MRBOND_RUN/diag-cdr ]] && mad_capture_report cdr
+		diag_end cdr $rc
 		return $rc
 	fi
 	modprobe nvme-rdma || rc=1
@@ -809,7 +818,7 @@ test_regress_connect_during_member_removal() {
 	barrier cdr-done 900 || rc=1
 	mad_capture_stop
 	! dmesg | grep -E 'BUG:|Oops|general protection' || { echo "kernel oops"; rc=1; }
-	((rc == 0)) || { diag; mad_capture_report cdr; }
+	diag_end cdr $rc
 	return $rc
 }
 
@@ -1043,9 +1052,7 @@ test_nfs_member_removal() {
 	if [[ $MRBOND_ROLE == hostb ]]; then
 		barrier nfs-member-done 900 || rc=1
 		mad_capture_stop
-		((rc == 0)) || diag
-		((rc != 0)) || peer_diag nfs-member
-		[[ $rc != 0 || -e $MRBOND_RUN/diag-nfs-member ]] && mad_capture_report nfs-member
+		diag_end nfs-member $rc
 		return $rc
 	fi
 	port=$(nfs_port) || { echo "no rpcrdma QP on $DEV"; rc=1; port=1; }
@@ -1055,7 +1062,7 @@ test_nfs_member_removal() {
 	((rc == 0)) || ask_peer_diag nfs-member
 	barrier nfs-member-done 900 || rc=1
 	mad_capture_stop
-	((rc == 0)) || { diag; mad_capture_report nfs-member; }
+	diag_end nfs-member $rc
 	return $rc
 }
 
