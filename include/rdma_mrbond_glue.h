@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The ABI between the C glue (rust/mrbond_glue.c) and the Rust crate of
+ * The ABI between the C glue (shim/mrbond_glue.c) and the Rust crate of
  * rdma_mrbond, with include/rdma_mrbond_vdev.h and rdma_mrbond_knobs.h.
  * Only fixed-width integers, opaque pointers, NUL-terminated strings and
  * structs of them cross it. Rust's side is generated from these headers
@@ -17,7 +17,7 @@ struct ib_device;
 #define MRBOND_NAME_MAX 64	/* IB_DEVICE_NAME_MAX */
 #define MRBOND_MAX_MEMBERS 16
 
-/* Requests of the netlink family, parsed by rust/mrbond_netlink.c. */
+/* Requests of the netlink family, parsed by shim/mrbond_netlink.c. */
 struct mrbond_member_spec {
 	char ibdev[MRBOND_NAME_MAX];
 	u32 weight;
@@ -83,7 +83,7 @@ struct mrbond_netdev_state {
 	u32 master_ifindex;	/* valid if bond_slave */
 };
 
-/* Rust -> C (rust/mrbond_glue.c). */
+/* Rust -> C (shim/mrbond_glue.c). */
 
 /*
  * Registers the workqueue, ib_client, netdev notifier, netlink family and

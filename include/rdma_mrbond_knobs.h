@@ -4,9 +4,9 @@
  * code, as include/rdma_mrbond_glue.h is for the rest.
  *
  * - The data path asks Rust for the traffic class of a bond QP.
- * - rust/mrbond_dcb.c wraps dcbnl (PFC), ethtool pause statistics and
+ * - shim/mrbond_dcb.c wraps dcbnl (PFC), ethtool pause statistics and
  *   member RDMA hw counters for Rust; it decides nothing.
- * - rust/mrbond_sysfs_knobs.c and rust/mrbond_nl_knobs.c forward the
+ * - shim/mrbond_sysfs_knobs.c and shim/mrbond_nl_knobs.c forward the
  *   mrbond/ecn, mrbond/pfc and members/<dev>/pfc_override sysfs files and
  *   the ECN_SET/PFC_SET netlink requests to Rust, and pack Rust's snapshot
  *   into BOND_GET replies.
@@ -125,7 +125,7 @@ struct mrbond_knobs_info {
 	struct mrbond_knobs_member members[MRBOND_MAX_MEMBERS];
 };
 
-/* ---- Rust -> C (rust/mrbond_dcb.c) ---- */
+/* ---- Rust -> C (shim/mrbond_dcb.c) ---- */
 
 void mrbond_dcb_rtnl_lock(void);
 void mrbond_dcb_rtnl_unlock(void);
@@ -148,11 +148,11 @@ u32 mrbond_glue_ibdev_hw_counters(struct ib_device *dev,
 
 /* ---- C internal ---- */
 
-/* rust/mrbond_sysfs_knobs.c: mrbond/ecn/, mrbond/pfc/, members/<dev>/. */
+/* shim/mrbond_sysfs_knobs.c: mrbond/ecn/, mrbond/pfc/, members/<dev>/. */
 extern const struct attribute_group mrbond_ecn_group;
 extern const struct attribute_group mrbond_pfc_group;
 extern const struct attribute_group mrbond_member_knobs_group;
-/* rust/mrbond_sysfs.c: what a mrbond/ or members/<dev>/ kobject stands for. */
+/* shim/mrbond_sysfs.c: what a mrbond/ or members/<dev>/ kobject stands for. */
 void *mrbond_sysfs_kobj_bond(struct kobject *kobj);
 u32 mrbond_sysfs_kobj_slot(struct kobject *kobj);
 
@@ -163,10 +163,10 @@ u32 mrbond_sysfs_kobj_slot(struct kobject *kobj);
  */
 #define MRBOND_NL_BOND_SIZE (6 * NLMSG_DEFAULT_SIZE)
 
-/* rust/mrbond_netlink.c: the registry handed to the netlink glue. */
+/* shim/mrbond_netlink.c: the registry handed to the netlink glue. */
 void *mrbond_netlink_ctx(void);
 /*
- * rust/mrbond_netlink.c, for every handler: Rust's extack text (static, not
+ * shim/mrbond_netlink.c, for every handler: Rust's extack text (static, not
  * a literal) attached to a failed request.
  */
 int mrbond_nl_finish(struct genl_info *info, int err, const char *extack);
@@ -188,7 +188,7 @@ typedef void (*mrbond_nl_member_fill)(struct nlattr **tb, u32 i, void *dst);
  */
 int mrbond_nl_parse_members(struct genl_info *info, void *dst, u32 *nmembers,
 			    mrbond_nl_member_fill fill);
-/* rust/mrbond_nl_knobs.c: knob attributes of BOND_GET replies. */
+/* shim/mrbond_nl_knobs.c: knob attributes of BOND_GET replies. */
 struct mrbond_knobs_info *mrbond_nl_knobs_info(const char *bond_name);
 int mrbond_nl_put_bond_knobs(struct sk_buff *skb,
 			     const struct mrbond_knobs_info *ki);

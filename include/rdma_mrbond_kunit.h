@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The ABI between the KUnit suite (rust/kunit/policy_kunit_glue.c) and the
+ * The ABI between the KUnit suite (shim/policy_kunit_glue.c) and the
  * Rust crate root of rdma_mrbond_kunit.ko (rust/kunit/policy_kunit.rs).
  * Names and messages are not NUL-terminated: they come with their length.
  */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The virtual ib_device of a bond (rust/mrbond_vdev.c) and its sysfs tree
- * (rust/mrbond_sysfs.c): the C side of the Rust <-> C ABI for them.
+ * The virtual ib_device of a bond (verbs/mrbond_vdev.c) and its sysfs tree
+ * (shim/mrbond_sysfs.c): the C side of the Rust <-> C ABI for them.
  *
  * A vdev carries an opaque pointer to its Rust bond ("bond" below), passed
  * back in every C -> Rust callback. The vdev owns one reference on the bond
@@ -63,7 +63,7 @@ enum mrbond_member_attr {
 	MRBOND_MEMBER_ATTR_MAX
 };
 
-/* Rust -> C (rust/mrbond_vdev.c). Process context; never under RTNL. */
+/* Rust -> C (verbs/mrbond_vdev.c). Process context; never under RTNL. */
 
 /* Allocates an unregistered vdev with nports RoCE v2 ports; NULL on -ENOMEM. */
 struct mrbond_vdev *mrbond_vdev_alloc(void *bond, u32 nports, u64 node_guid);
@@ -107,7 +107,7 @@ struct mrbond_vdev *mrbond_vdev_from_ibdev(struct ib_device *dev);
 void mrbond_vdev_port_event(struct mrbond_vdev *v, u32 port, bool active);
 
 /*
- * Rust -> C: the members behind the verbs proxy (rust/mrbond_verbs_member.c).
+ * Rust -> C: the members behind the verbs proxy (verbs/mrbond_verbs_member.c).
  * Process context; they take the vdev's objs_lock and may sleep.
  */
 
@@ -137,7 +137,7 @@ void mrbond_vdev_member_load(struct mrbond_vdev *v, u32 slot,
 			     struct mrbond_member_load *out);
 u64 mrbond_vdev_qpn_collisions(struct mrbond_vdev *v);
 
-/* Rust -> C (rust/mrbond_sysfs.c): the mrbond/ directory of a registered vdev. */
+/* Rust -> C (shim/mrbond_sysfs.c): the mrbond/ directory of a registered vdev. */
 int mrbond_sysfs_add(struct mrbond_vdev *v);
 void mrbond_sysfs_del(struct mrbond_vdev *v);
 int mrbond_sysfs_member_add(struct mrbond_vdev *v, u32 slot, const char *name);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Private to rust/mrbond_vdev.c and rust/mrbond_sysfs.c: the layout of a
+ * Private to verbs/mrbond_vdev.c and shim/mrbond_sysfs.c: the layout of a
  * vdev. Rust never sees it (it only holds struct mrbond_vdev pointers).
  */
 #ifndef _RDMA_MRBOND_VDEV_PRIV_H

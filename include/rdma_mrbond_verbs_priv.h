@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Private to the verbs proxy (rust/mrbond_verbs_*.c): the vdev objects and
+ * Private to the verbs proxy (verbs/mrbond_verbs_*.c): the vdev objects and
  * the member objects behind them.
  *
  * A vdev QP lives on one member, chosen by Rust (mrbond_rs_place_qp()); PDs
@@ -141,7 +141,7 @@ struct mrbond_qp {
 	struct mrbond_cm_exchange cm;
 	bool cm_aborted;	/* under objs_lock: a REJ ended its exchange */
 
-	/* QP1 only (rust/mrbond_verbs_gsi.c); member is -1, mqp NULL. */
+	/* QP1 only (verbs/mrbond_verbs_gsi.c); member is -1, mqp NULL. */
 	u32 gsi_port;
 	struct mrbond_gsi_rbuf *grq;	/* under lock */
 	u32 grq_mask;
@@ -215,7 +215,7 @@ static inline struct mrbond_mr *to_mrbond_mr(struct ib_mr *mr)
 	return container_of(mr, struct mrbond_mr, ibmr);
 }
 
-/* rust/mrbond_verbs_pd_mr.c */
+/* verbs/mrbond_verbs_pd_mr.c */
 int mrbond_alloc_pd(struct ib_pd *pd, struct ib_udata *udata);
 int mrbond_dealloc_pd(struct ib_pd *pd, struct ib_udata *udata);
 struct ib_pd *mrbond_member_pd(struct mrbond_pd *pd, int member);
@@ -237,7 +237,7 @@ int mrbond_check_local_rkey(struct mrbond_vdev *v, struct mrbond_qp *qp,
 void mrbond_mrs_detach(struct mrbond_vdev *v, int member);
 void mrbond_pds_detach(struct mrbond_vdev *v, int member);
 
-/* rust/mrbond_verbs_cq.c */
+/* verbs/mrbond_verbs_cq.c */
 int mrbond_create_cq(struct ib_cq *cq, const struct ib_cq_init_attr *attr,
 		     struct uverbs_attr_bundle *attrs);
 int mrbond_destroy_cq(struct ib_cq *cq, struct ib_udata *udata);
@@ -254,7 +254,7 @@ void mrbond_cqs_unhook(struct mrbond_vdev *v, int member);
 void mrbond_cqs_free_unhooked(struct mrbond_vdev *v);
 void mrbond_cq_forget_qp(struct mrbond_cq *cq, struct mrbond_qp *qp);
 
-/* rust/mrbond_verbs_qp.c */
+/* verbs/mrbond_verbs_qp.c */
 int mrbond_create_qp(struct ib_qp *qp, struct ib_qp_init_attr *init,
 		     struct ib_udata *udata);
 int mrbond_modify_qp(struct ib_qp *qp, struct ib_qp_attr *attr,
@@ -270,7 +270,7 @@ int mrbond_create_ah(struct ib_ah *ah, struct rdma_ah_init_attr *attr,
 		     struct ib_udata *udata);
 int mrbond_destroy_ah(struct ib_ah *ah, u32 flags);
 
-/* rust/mrbond_verbs_gsi.c */
+/* verbs/mrbond_verbs_gsi.c */
 int mrbond_gsi_create(struct mrbond_vdev *v, struct mrbond_qp *qp,
 		      struct ib_qp_init_attr *init);
 void mrbond_gsi_destroy(struct mrbond_vdev *v, struct mrbond_qp *qp);
@@ -284,7 +284,7 @@ void mrbond_gsi_member_release(struct mrbond_gsi_member_res *res);
 void mrbond_gsi_abort_cm(struct mrbond_vdev *v, struct mrbond_qp *qp,
 			 enum ib_qp_state was);
 
-/* rust/mrbond_verbs_post.c */
+/* verbs/mrbond_verbs_post.c */
 int mrbond_post_send(struct ib_qp *qp, const struct ib_send_wr *wr,
 		     const struct ib_send_wr **bad_wr);
 int mrbond_post_recv(struct ib_qp *qp, const struct ib_recv_wr *wr,

@@ -673,7 +673,7 @@ impl KnobsInfo {
     }
 }
 
-/// The functions of `rust/mrbond_dcb.c` and the counter reads of the glue.
+/// The functions of `shim/mrbond_dcb.c` and the counter reads of the glue.
 use abi as knobs_glue;
 
 /// `Ok` for a non-negative return, else its errno.

@@ -11,9 +11,9 @@
 //!   evaluation, snapshots), `utilisation` (members' transmit rates for
 //!   WRR), `sysfs` (formatting and validated writes),
 //!   `knobs` (ECN/DCQCN/PFC settings, the PFC fan-out, their reports);
-//! - `ffi`: safe wrappers over the C side (`mrbond_glue.c`, `mrbond_netlink.c`,
-//!   `mrbond_vdev.c`, `mrbond_sysfs.c`): ops tables and registrations for
-//!   which the 6.12 kernel crate has no abstraction, and the generated ABI;
+//! - `ffi`: safe wrappers over the C side, the verbs proxy (`verbs/`) and the
+//!   registrations for which the 6.12 kernel crate has no abstraction
+//!   (`shim/`), through the ABI generated from their headers;
 //! - `entry`: the C -> Rust trampolines (`mrbond_rs_*`).
 //!
 //! `ffi` and `entry` hold the module's `unsafe` (besides the one call here

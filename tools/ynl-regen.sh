@@ -38,8 +38,8 @@ generate() { # generate OUT ARGS...
 }
 
 generate include/uapi/rdma_mrbond.h --mode uapi --header
-generate rust/mrbond_nl_gen.h --mode kernel --header
-generate rust/mrbond_nl_gen.c --mode kernel --source
+generate shim/mrbond_nl_gen.h --mode kernel --header
+generate shim/mrbond_nl_gen.c --mode kernel --source
 
 # The UAPI header as generated above (in --check mode, the fresh one).
 uapi=$stage/rdma_mrbond.h

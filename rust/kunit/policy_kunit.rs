@@ -7,7 +7,7 @@
 //! (`rust/policy/`), and the host crate runs the same list under `cargo test`,
 //! so a pass here proves the shared policy builds and behaves identically in
 //! kernel context. 6.12 has no `#[kunit_tests]`; the suite is declared in C
-//! (`policy_kunit_glue.c`) and calls the `extern "C"` functions below.
+//! (`shim/policy_kunit_glue.c`) and calls the `extern "C"` functions below.
 
 #[path = "../policy/mod.rs"]
 pub mod policy;

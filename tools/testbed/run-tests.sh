@@ -99,6 +99,13 @@ guest_suite t1-bench t1 selftests/rdma_mrbond/t1_bench.sh 1200 --links "${MRBOND
 guest_suite t1-control t1 selftests/rdma_mrbond/t1_control.sh 1200 --links "${MRBOND_LINKS:-2}"
 guest_suite t1-nvme t1 selftests/rdma_mrbond/t1_nvme.sh 1500 --links "${MRBOND_LINKS:-2}"
 
+# The module's sources, copied to $1 for a build against another kernel.
+module_sources() {
+	rm -rf "$1" && mkdir -p "$1" &&
+		git ls-files -z Kbuild Makefile rust shim verbs include selftests |
+		xargs -0 cp --parents -t "$1"
+}
+
 # The suites that drive rdma_mrbond's locks and memory, again on the
 # checking kernel (config.debug: lockdep, sleeps in atomic context, list and
 # work-object misuse, KASAN, kmemleak), which fail them through the
@@ -113,9 +120,7 @@ if [[ ${MRBOND_DEBUG_SUITES:-1} == 1 ]]; then
 		{ record debug-kernel 0 1; finish; }
 	tb_log "debug guest kernel ready in $((SECONDS - start)) s: $DKDIR"
 	DSRC=$LOGDIR/debug-src
-	rm -rf "$DSRC" && mkdir -p "$DSRC" &&
-		git ls-files -z Kbuild Makefile rust include selftests |
-		xargs -0 cp --parents -t "$DSRC"
+	module_sources "$DSRC"
 	check debug-module-build make -C "$DSRC" KDIR="$DKDIR/build" MRBOND_FAULT_INJECT=1 modules
 	[[ -f $DSRC/rdma_mrbond.ko ]] || finish
 	check debug-module-guest-install bash tools/testbed/install-modules.sh "$DKDIR/build" "$DSRC"
@@ -134,9 +139,7 @@ if [[ ${MRBOND_KASAN_SUITES:-0} == 1 ]]; then
 	KKDIR=$(MRBOND_KERNEL_DEBUG=kasan bash tools/testbed/build-kernel.sh) ||
 		{ record kasan-kernel 0 1; finish; }
 	KSRC=$LOGDIR/kasan-src
-	rm -rf "$KSRC" && mkdir -p "$KSRC" &&
-		git ls-files -z Kbuild Makefile rust include selftests |
-		xargs -0 cp --parents -t "$KSRC"
+	module_sources "$KSRC"
 	check kasan-module-build make -C "$KSRC" KDIR="$KKDIR/build" MRBOND_FAULT_INJECT=1 modules
 	[[ -f $KSRC/rdma_mrbond.ko ]] || finish
 	check kasan-module-guest-install bash tools/testbed/install-modules.sh "$KKDIR/build" "$KSRC"

@@ -2,7 +2,7 @@
 /*
  * Handlers of the rdma_mrbond generic netlink family. The family, its
  * policies and ops table are generated from
- * Documentation/netlink/specs/rdma_mrbond.yaml (rust/mrbond_nl_gen.c); here
+ * Documentation/netlink/specs/rdma_mrbond.yaml (shim/mrbond_nl_gen.c); here
  * requests are unpacked into plain structs for Rust and Rust's snapshots are
  * packed into replies. Rust decides; it also supplies the extack text.
  */
@@ -164,7 +164,7 @@ static int mrbond_simple_request(struct genl_info *info, u32 maxattr,
 	return mrbond_nl_finish(info, err, extack);
 }
 
-/* ki: the bond's knob snapshot (rust/mrbond_nl_knobs.c), NULL in events. */
+/* ki: the bond's knob snapshot (shim/mrbond_nl_knobs.c), NULL in events. */
 static int mrbond_put_member(struct sk_buff *skb,
 			     const struct mrbond_member_info *m,
 			     const struct mrbond_knobs_info *ki)

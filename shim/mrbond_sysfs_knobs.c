@@ -2,7 +2,7 @@
 /*
  * /sys/class/infiniband/<vdev>/mrbond/ecn/, .../mrbond/pfc/ and
  * .../mrbond/members/<dev>/pfc_override: groups of the kobjects that
- * rust/mrbond_sysfs.c creates. Every show and store is forwarded to Rust,
+ * shim/mrbond_sysfs.c creates. Every show and store is forwarded to Rust,
  * which parses, validates, applies and formats.
  */
 

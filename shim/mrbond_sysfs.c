@@ -163,7 +163,7 @@ static const struct attribute_group mrbond_bond_group = {
 	.attrs = mrbond_bond_attrs,
 };
 
-/* mrbond/ecn/ and mrbond/pfc/ (rust/mrbond_sysfs_knobs.c) */
+/* mrbond/ecn/ and mrbond/pfc/ (shim/mrbond_sysfs_knobs.c) */
 static const struct attribute_group *mrbond_bond_groups[] = {
 	&mrbond_bond_group,
 	&mrbond_ecn_group,
