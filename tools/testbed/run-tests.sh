@@ -125,6 +125,7 @@ if [[ ${MRBOND_DEBUG_SUITES:-1} == 1 ]]; then
 	[[ -f $DSRC/rdma_mrbond.ko ]] || finish
 	check debug-module-guest-install bash tools/testbed/install-modules.sh "$DKDIR/build" "$DSRC"
 	GUEST_KBUILD=$DKDIR/build
+	export MRBOND_STAGE=debug
 	guest_suite debug-t0-control t0 selftests/rdma_mrbond/t0_control.sh 1800
 	guest_suite debug-t0-datapath t0 selftests/rdma_mrbond/t0_datapath.sh 2400 --cpus 2
 	guest_suite debug-t0-knobs t0 selftests/rdma_mrbond/t0_knobs.sh 1800
@@ -144,6 +145,7 @@ if [[ ${MRBOND_KASAN_SUITES:-0} == 1 ]]; then
 	[[ -f $KSRC/rdma_mrbond.ko ]] || finish
 	check kasan-module-guest-install bash tools/testbed/install-modules.sh "$KKDIR/build" "$KSRC"
 	GUEST_KBUILD=$KKDIR/build
+	export MRBOND_STAGE=debug
 	guest_suite kasan-t0-datapath t0 selftests/rdma_mrbond/t0_datapath.sh 3600 --cpus 2
 fi
 finish

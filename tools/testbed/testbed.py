@@ -155,8 +155,9 @@ class Guest:
                f"MRBOND_CTL={a.root}/target/debug/mrbondctl "
                f"MRBOND_KSRC={kernel_source(a.kdir)}")
         # Knobs of single suites, forwarded only when set on the host:
-        # NVME_DEV_MODE=raw runs t1_nvme.sh over a raw rxe member.
-        for var in ("NVME_DEV_MODE",):
+        # NVME_DEV_MODE=raw runs t1_nvme.sh over a raw rxe member;
+        # MRBOND_STAGE=debug tells a suite it runs on the checking kernel.
+        for var in ("NVME_DEV_MODE", "MRBOND_STAGE"):
             if os.environ.get(var):
                 env += f" {var}={shlex.quote(os.environ[var])}"
         cmd += ["--exec", f"cd {a.root} && {env} bash {a.script} {self.role}"]
