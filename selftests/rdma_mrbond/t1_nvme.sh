@@ -1280,8 +1280,8 @@ if [[ $MRBOND_ROLE == hostb ]]; then
 	echo "$out" | sed 's/^/# /'
 fi
 barrier target-ready 300 || { echo "Bail out! target never ready"; exit 1; }
-for ((i = 0; i < ${#tests[@]}; i += 2)); do
-	run_test "${tests[i]}" "${tests[i + 1]}"
+for ((test_at = 0; test_at < ${#tests[@]}; test_at += 2)); do
+	run_test "${tests[test_at]}" "${tests[test_at + 1]}"
 done
 kmemleak_test
 run_test teardown_leaves_nothing test_teardown
