@@ -2,8 +2,8 @@
 //! Netlink transport: a neli generic netlink socket bound to the
 //! rdma_mrbond family.
 //!
-//! The family id and the multicast group ids are resolved through nlctrl
-//! (CTRL_CMD_GETFAMILY). Requests are sent with neli's synchronous
+//! The family id and the multicast group ids are resolved by neli's
+//! [`NlRouter`] (nlctrl's CTRL_CMD_GETFAMILY). Requests are sent with neli's synchronous
 //! [`NlSocketHandle`]; the replies are decoded by neli (`Nlmsghdr`,
 //! `Nlmsgerr` with its extended-ACK TLVs, `Genlmsghdr`). This module only
 //! runs the request/response state machine: match the sequence number,
@@ -16,12 +16,13 @@ use std::io::Cursor;
 use std::os::fd::AsRawFd;
 use std::time::Instant;
 
-use neli::consts::genl::{Cmd as GenlCmd, CtrlAttr, CtrlAttrMcastGrp, CtrlCmd, Index, NlAttrType};
-use neli::consts::nl::{GenlId, NlmF, Nlmsg};
+use neli::consts::genl::{Cmd as GenlCmd, NlAttrType};
+use neli::consts::nl::{NlmF, Nlmsg};
 use neli::consts::socket::NlFamily;
-use neli::err::SocketError;
-use neli::genl::{AttrTypeBuilder, Genlmsghdr, GenlmsghdrBuilder, NlattrBuilder};
+use neli::err::{RouterError, SocketError};
+use neli::genl::Genlmsghdr;
 use neli::nl::{NlPayload, Nlmsghdr, NlmsghdrBuilder};
+use neli::router::synchronous::NlRouter;
 use neli::socket::synchronous::NlSocketHandle;
 use neli::types::{Buffer, GenlBuffer};
 use neli::utils::Groups;
@@ -38,8 +39,14 @@ const NLMSGERR_ATTR_OFFS: u16 = 2;
 const NLMSGERR_ATTR_MISS_TYPE: u16 = 5;
 const NLMSGERR_ATTR_MISS_NEST: u16 = 6;
 
-/// Version of the nlctrl requests (as genl-ctrl and iproute2 send).
-const CTRL_VERSION: u8 = 2;
+/// A socket of neli's router for the family and multicast group lookups
+/// (CTRL_CMD_GETFAMILY); requests go through [`Client`]'s own socket,
+/// whose replies keep their extended ACKs.
+fn resolver() -> Result<NlRouter, Error> {
+    NlRouter::connect(NlFamily::Generic, None, Groups::empty())
+        .map(|(router, _multicast)| router)
+        .map_err(|e| Error::Local(format!("cannot open generic netlink socket: {e}")))
+}
 
 /// What one receive for a multicast subscriber produced.
 #[derive(Debug)]
@@ -54,7 +61,6 @@ pub enum Notification {
 pub struct Client {
     sock: NlSocketHandle,
     family: u16,
-    mcast_groups: Vec<(String, u32)>,
     seq: u32,
     pending: VecDeque<GenlMsg>,
     /// Set when a dump reply carried NLM_F_DUMP_INTR.
@@ -72,7 +78,6 @@ impl Client {
         let mut c = Client {
             sock,
             family: 0,
-            mcast_groups: Vec::new(),
             seq: 0,
             pending: VecDeque::new(),
             dump_interrupted: false,
@@ -82,51 +87,12 @@ impl Client {
     }
 
     fn resolve_family(&mut self) -> Result<(), Error> {
-        let name_type = AttrTypeBuilder::default()
-            .nla_type(CtrlAttr::FamilyName)
-            .build()
-            .map_err(Error::local)?;
-        let name = NlattrBuilder::default()
-            .nla_type(name_type)
-            .nla_payload(FAMILY_NAME)
-            .build()
-            .map_err(Error::local)?;
-        let req: Genlmsghdr<CtrlCmd, CtrlAttr> = GenlmsghdrBuilder::default()
-            .cmd(CtrlCmd::Getfamily)
-            .version(CTRL_VERSION)
-            .attrs(std::iter::once(name).collect::<GenlBuffer<_, _>>())
-            .build()
-            .map_err(Error::local)?;
-        let replies = match self.transact(GenlId::Ctrl.into(), req, NlmF::ACK) {
-            Ok(r) => r,
-            Err(Error::Kernel(k)) if k.errno == libc::ENOENT => return Err(Error::NoFamily),
-            Err(e) => return Err(e),
-        };
-        for reply in &replies {
-            let handle = reply.attrs().get_attr_handle();
-            if let Ok(id) = handle.get_attr_payload_as::<u16>(CtrlAttr::FamilyId) {
-                self.family = id;
-            }
-            if let Ok(groups) = handle.get_nested_attributes::<Index>(CtrlAttr::McastGroups) {
-                for g in groups.iter() {
-                    let Ok(g) = g.get_attr_handle::<CtrlAttrMcastGrp>() else {
-                        continue;
-                    };
-                    let name = g.get_attribute(CtrlAttrMcastGrp::Name).map(|a| {
-                        let p = a.nla_payload().as_ref();
-                        let end = p.iter().position(|&b| b == 0).unwrap_or(p.len());
-                        String::from_utf8_lossy(&p[..end]).into_owned()
-                    });
-                    let id = g.get_attr_payload_as::<u32>(CtrlAttrMcastGrp::Id);
-                    if let (Some(name), Ok(id)) = (name, id) {
-                        self.mcast_groups.push((name, id));
-                    }
-                }
-            }
-        }
-        if self.family == 0 {
-            return Err(Error::NoFamily);
-        }
+        self.family = resolver()?
+            .resolve_genl_family(FAMILY_NAME)
+            .map_err(|e| match e {
+                RouterError::Nlmsgerr(ref m) if -*m.error() == libc::ENOENT => Error::NoFamily,
+                e => Error::Local(format!("cannot resolve family {FAMILY_NAME}: {e}")),
+            })?;
         Ok(())
     }
 
@@ -142,12 +108,9 @@ impl Client {
 
     /// Joins a multicast group of the family, by name.
     pub fn subscribe(&mut self, group: &str) -> Result<(), Error> {
-        let id = self
-            .mcast_groups
-            .iter()
-            .find(|(n, _)| n == group)
-            .map(|(_, id)| *id)
-            .ok_or_else(|| Error::NoMcastGroup(group.to_string()))?;
+        let id = resolver()?
+            .resolve_nl_mcast_group(FAMILY_NAME, group)
+            .map_err(|_| Error::NoMcastGroup(group.to_string()))?;
         self.sock
             .add_mcast_membership(Groups::new_groups(&[id]))
             .map_err(|e| Error::Local(format!("cannot join multicast group {group}: {e}")))
@@ -330,6 +293,7 @@ where
 
 #[cfg(test)]
 mod tests {
+    use neli::genl::{AttrTypeBuilder, NlattrBuilder};
     use neli::ToBytes;
 
     use super::*;
