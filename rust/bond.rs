@@ -23,6 +23,7 @@ use crate::{
         eligibility::{AdminState, Debounce, EligibilitySet, Inputs, LacpState, Reason, Usability},
         hash::FlowKey,
         knobs::BondMode,
+        options,
         placement::{PinScope, PlaceError, PlaceRequest, Placer, Policy},
         ulp, MemberIndex, MemberMask,
     },
@@ -756,7 +757,7 @@ fn member_info(st: &BondState, member: &Member, m: MemberIndex) -> MemberInfo {
         ibdev,
         netdev_ifindex: member.netdev,
         weight: u32::from(st.placer.admin_weight(m)),
-        admin: admin_id(member.admin),
+        admin: options::admin_id(member.admin),
         usability: usability_id(status.usability),
         reason: reason_id(status.reason),
         qps: st.placer.qps(m),
@@ -779,49 +780,6 @@ pub(crate) fn policy_id(p: Policy) -> u32 {
         Policy::Hash => 2,
         Policy::RoundRobin => 3,
         Policy::Pinned => 4,
-    }
-}
-
-/// Policy of a UAPI number.
-pub(crate) fn policy_from_id(id: u32) -> Option<Policy> {
-    Policy::ALL.get(usize::try_from(id).ok()?).copied()
-}
-
-/// UAPI number of an admin state (`enum rdma_mrbond_admin_state`).
-pub(crate) fn admin_id(a: AdminState) -> u32 {
-    match a {
-        AdminState::Up => 0,
-        AdminState::Drain => 1,
-        AdminState::Down => 2,
-    }
-}
-
-/// Admin state of a UAPI number.
-pub(crate) fn admin_from_id(id: u32) -> Option<AdminState> {
-    match id {
-        0 => Some(AdminState::Up),
-        1 => Some(AdminState::Drain),
-        2 => Some(AdminState::Down),
-        _ => None,
-    }
-}
-
-/// Admin state of a sysfs word.
-pub(crate) fn admin_from_name(name: &[u8]) -> Option<AdminState> {
-    match name {
-        b"up" => Some(AdminState::Up),
-        b"drain" => Some(AdminState::Drain),
-        b"down" => Some(AdminState::Down),
-        _ => None,
-    }
-}
-
-/// The sysfs word of an admin state.
-pub(crate) fn admin_name(a: AdminState) -> &'static str {
-    match a {
-        AdminState::Up => "up",
-        AdminState::Drain => "drain",
-        AdminState::Down => "down",
     }
 }
 

@@ -10,7 +10,8 @@
 //! - the safe Rust layer: `registry` (devices and bonds), `bond` (members,
 //!   evaluation, snapshots), `utilisation` (members' transmit rates for
 //!   WRR), `sysfs` (formatting and validated writes),
-//!   `knobs` (ECN/DCQCN/PFC settings, the PFC fan-out, their reports);
+//!   `knobs` (ECN/DCQCN/PFC settings, the PFC fan-out, their reports),
+//!   `options` (every sysfs or netlink write, applied in one place);
 //! - `ffi`: safe wrappers over the C side, the verbs proxy (`verbs/`) and the
 //!   registrations for which the 6.12 kernel crate has no abstraction
 //!   (`shim/`), through the ABI generated from their headers;
@@ -25,6 +26,7 @@ mod bond;
 mod entry;
 mod ffi;
 mod knobs;
+mod options;
 #[path = "policy/mod.rs"]
 pub mod policy;
 mod rdma;

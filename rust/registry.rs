@@ -13,19 +13,24 @@ use kernel::{
 };
 
 use crate::{
-    bond::{self, Bond, Member, Name},
+    bond::{Bond, Member, Name},
     ffi::{
         self, BondInfo, BondSpec, IbDevice, MemberSpec, RawIbDevice, RawVdev, Vdev, MAX_MEMBERS,
     },
+    options::{ReqError, ReqResult, Target},
     policy::{
         eligibility::AdminState,
         knobs::{self, BondMode, ConfigError},
+        options::{self, BondOption, Input, MemberOption, MemberSetting},
         placement::Policy,
     },
 };
 
 /// Most RDMA devices tracked at once (members and candidates).
 const MAX_DEVICES: usize = 64;
+/// Most settings one MEMBER_SET carries: weight, admin state and capacity
+/// of each member.
+const MEMBER_SET_MAX: usize = MAX_MEMBERS * 3;
 /// Most bonds at once.
 const MAX_BONDS: usize = 16;
 /// `BOND_MODE_ACTIVEBACKUP` and `BOND_MODE_8023AD` (`include/uapi/linux/if_bonding.h`).
@@ -33,40 +38,6 @@ const BOND_MODE_ACTIVEBACKUP: u32 = 1;
 const BOND_MODE_8023AD: u32 = 4;
 /// Locally administered prefix of vdev node GUIDs ("mrb").
 const GUID_BASE: u64 = 0x026d_7262_0000_0000;
-
-/// A refused request: the errno and the extack text for netlink.
-pub(crate) struct ReqError {
-    pub(crate) errno: Error,
-    pub(crate) message: Option<&'static [u8]>,
-}
-
-impl ReqError {
-    fn new(errno: Error, message: &'static CStr) -> Self {
-        Self {
-            errno,
-            message: Some(message.as_bytes_with_nul()),
-        }
-    }
-
-    /// A failure of the kernel or of our own bookkeeping that no input
-    /// causes: the errno, with a message that says so.
-    fn internal(errno: Error) -> Self {
-        Self::new(errno, c_str!("mrbond: internal error (see the kernel log)"))
-    }
-
-    fn config(e: ConfigError) -> Self {
-        Self {
-            errno: EINVAL,
-            message: Some(e.message_nul()),
-        }
-    }
-}
-
-type ReqResult<T = ()> = core::result::Result<T, ReqError>;
-
-/// A validated MEMBER_SET entry: slot, new weight, new admin state, new
-/// capacity.
-type MemberChange = (usize, Option<u16>, Option<AdminState>, Option<u32>);
 
 /// What the registry lock protects.
 struct RegistryInner {
@@ -328,26 +299,25 @@ impl Registry {
         let mode = match (spec.has_mode != 0, spec.mode) {
             (false, _) | (true, 0) => BondMode::Rail,
             (true, 1) => BondMode::ActiveBackup,
-            _ => return Err(ReqError::config(ConfigError::UnknownMode)),
+            _ => return Err(ReqError::from(ConfigError::UnknownMode)),
         };
         let policy = if spec.has_policy != 0 {
-            bond::policy_from_id(spec.policy).ok_or(ReqError::config(ConfigError::UnknownPolicy))?
+            options::policy_from_id(u64::from(spec.policy)).ok_or(ConfigError::UnknownPolicy)?
         } else {
             Policy::Wrr
         };
         let mut names: [Option<(Name, u16, AdminState)>; MAX_MEMBERS] = [None; MAX_MEMBERS];
-        knobs::validate_member_count(spec.members().len()).map_err(ReqError::config)?;
+        knobs::validate_member_count(spec.members().len())?;
         for (i, m) in spec.members().iter().enumerate() {
             let name = Name::new(&m.ibdev)
                 .ok_or(ReqError::new(EINVAL, c_str!("bad member device name")))?;
             let weight = if m.has_weight != 0 {
-                knobs::validate_weight(u64::from(m.weight)).map_err(ReqError::config)?
+                knobs::validate_weight(u64::from(m.weight))?
             } else {
                 100
             };
             let admin = if m.has_admin != 0 {
-                bond::admin_from_id(m.admin)
-                    .ok_or(ReqError::new(EINVAL, c_str!("unknown admin state")))?
+                options::admin_from_id(u64::from(m.admin))?
             } else {
                 AdminState::Up
             };
@@ -386,7 +356,7 @@ impl Registry {
             .map_err(|_| ReqError::new(EINVAL, c_str!("lacp-source is not a bond netdev")))?;
         if mode == BondMode::ActiveBackup && bond_mode == BOND_MODE_8023AD {
             // Brief section 2: the partner's LAG hash picks the ingress HCA.
-            return Err(ReqError::config(ConfigError::Mode8023adRefused));
+            return Err(ReqError::from(ConfigError::Mode8023adRefused));
         }
         if mode == BondMode::ActiveBackup && bond_mode != BOND_MODE_ACTIVEBACKUP {
             return Err(ReqError::new(
@@ -444,7 +414,7 @@ impl Registry {
                         .ok_or(ReqError::internal(EINVAL))?;
                     let m =
                         crate::policy::MemberIndex::new(slot).ok_or(ReqError::internal(EINVAL))?;
-                    st.placer.add_member(m, *weight).map_err(ReqError::config)?;
+                    st.placer.add_member(m, *weight)?;
                     let netdev = dev.netdev_ifindex();
                     if mode == BondMode::Rail || slot == 0 {
                         let port = u32::try_from(slot).unwrap_or(0).saturating_add(1);
@@ -565,17 +535,15 @@ impl Registry {
                 c_str!("nothing to set: give a policy"),
             ));
         }
-        let policy = bond::policy_from_id(spec.policy)
-            .ok_or(ReqError::config(ConfigError::UnknownPolicy))?;
-        bond.state.lock().placer.set_policy(policy);
-        Ok(())
+        let policy = BondOption::Policy.parse(Input::Number(u64::from(spec.policy)))?;
+        crate::options::apply(&bond, &[Some(policy)], &[])
     }
 
     /// MEMBER_ADD: fills free slots (rail bonds keep their port count).
     pub(crate) fn member_add(&self, spec: &BondSpec) -> ReqResult {
         let bond = self.bond_by_spec(spec)?;
         if spec.members().is_empty() {
-            return Err(ReqError::config(ConfigError::NoMembers));
+            return Err(ReqError::from(ConfigError::NoMembers));
         }
         Self::refuse_duplicates(spec.members())?;
         let mut added: [Option<(u32, Name)>; MAX_MEMBERS] = [None; MAX_MEMBERS];
@@ -587,7 +555,7 @@ impl Registry {
                     .ok_or(ReqError::new(EINVAL, c_str!("bad member device name")))?;
                 let dev = Self::free_device(&inner, &name)?;
                 if m.has_weight != 0 {
-                    knobs::validate_weight(u64::from(m.weight)).map_err(ReqError::config)?;
+                    knobs::validate_weight(u64::from(m.weight))?;
                 }
                 if let Some(v) = bond.vdev.lock().as_ref() {
                     if let Some(attr) = v.weaker_attribute(dev) {
@@ -634,9 +602,7 @@ impl Registry {
                 } else {
                     100
                 };
-                st.placer
-                    .add_member(idx, weight)
-                    .map_err(ReqError::config)?;
+                st.placer.add_member(idx, weight)?;
                 // The evaluation kicked below binds the member's port.
                 st.insert_member(slot, Member::new(name, dev, AdminState::Up), ffi::now_ns())
                     .map_err(ReqError::internal)?;
@@ -730,65 +696,31 @@ impl Registry {
     /// change.
     pub(crate) fn member_set(&self, spec: &BondSpec) -> ReqResult {
         let bond = self.bond_by_spec(spec)?;
-        let mut st = bond.state.lock();
-        let mut changes: [Option<MemberChange>; MAX_MEMBERS] = [None; MAX_MEMBERS];
-        for (i, m) in spec.members().iter().enumerate() {
-            let name = Name::new(&m.ibdev)
-                .ok_or(ReqError::new(EINVAL, c_str!("bad member device name")))?;
-            let slot = st
-                .members
-                .iter()
-                .position(|x| {
-                    x.as_ref()
-                        .is_some_and(|x| x.name.as_bytes() == name.as_bytes())
-                })
-                .ok_or(ReqError::new(ENOENT, c_str!("not a member of this bond")))?;
-            let weight = if m.has_weight != 0 {
-                Some(knobs::validate_weight(u64::from(m.weight)).map_err(ReqError::config)?)
-            } else {
-                None
-            };
-            let admin = if m.has_admin != 0 {
-                Some(
-                    bond::admin_from_id(m.admin)
-                        .ok_or(ReqError::new(EINVAL, c_str!("unknown admin state")))?,
-                )
-            } else {
-                None
-            };
-            let capacity = if m.has_capacity != 0 {
-                Some(
-                    knobs::validate_capacity_mbps(u64::from(m.capacity_mbps))
-                        .map_err(ReqError::config)?,
-                )
-            } else {
-                None
-            };
-            if weight.is_none() && admin.is_none() && capacity.is_none() {
+        let mut changes: [Option<(Target, MemberSetting)>; MEMBER_SET_MAX] = [None; MEMBER_SET_MAX];
+        let mut free = changes.iter_mut();
+        for m in spec.members() {
+            let target = Target::Named(
+                Name::new(&m.ibdev)
+                    .ok_or(ReqError::new(EINVAL, c_str!("bad member device name")))?,
+            );
+            let given = [
+                (m.has_weight, MemberOption::Weight, m.weight),
+                (m.has_admin, MemberOption::Admin, m.admin),
+                (m.has_capacity, MemberOption::CapacityMbps, m.capacity_mbps),
+            ];
+            if given.iter().all(|&(has, _, _)| has == 0) {
                 return Err(ReqError::new(
                     EINVAL,
                     c_str!("nothing to set: give weight, admin or capacity-mbps"),
                 ));
             }
-            if let Some(c) = changes.get_mut(i) {
-                *c = Some((slot, weight, admin, capacity));
+            for (_, opt, value) in given.into_iter().filter(|&(has, _, _)| has != 0) {
+                let setting = opt.parse(Input::Number(u64::from(value)))?;
+                let slot = free.next().ok_or(ReqError::internal(EINVAL))?;
+                *slot = Some((target, setting));
             }
         }
-        for (slot, weight, admin, capacity) in changes.iter().flatten() {
-            let idx = crate::policy::MemberIndex::new(*slot).ok_or(ReqError::internal(EINVAL))?;
-            if let Some(w) = weight {
-                st.placer.set_weight(idx, *w).map_err(ReqError::config)?;
-            }
-            if let (Some(a), Some(Some(m))) = (admin, st.members.get_mut(*slot)) {
-                m.admin = *a;
-            }
-            if let Some(c) = capacity {
-                st.set_capacity(idx, *c);
-            }
-        }
-        drop(st);
-        ffi::kick();
-        Ok(())
+        crate::options::apply(&bond, &[], &changes)
     }
 
     /// A snapshot of the bond named `name`, or of the `pos`-th bond.

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Contents of `/sys/class/infiniband/<bond>/mrbond/`: formatting and
-//! validated writes (`Documentation/ABI/testing/sysfs-class-infiniband-mrbond`).
-//! A refused write returns `-EINVAL` and changes nothing.
+//! writes (`Documentation/ABI/testing/sysfs-class-infiniband-mrbond`), which
+//! go through the option table. A refused write returns `-EINVAL` and
+//! changes nothing.
 
 #![deny(unsafe_code)]
 
@@ -11,14 +12,14 @@ use kernel::prelude::*;
 use crate::{
     bond::{self, emit, Bond},
     ffi::{self, sysfs_attr::*},
-    policy::{knobs, MemberIndex},
+    options,
+    policy::{
+        knobs,
+        options::{admin_name, BondOption, MemberOption},
+        MemberIndex,
+    },
     utilisation,
 };
-
-/// Input without the trailing newline `echo` adds.
-fn trim(input: &[u8]) -> &[u8] {
-    input.strip_suffix(b"\n").unwrap_or(input)
-}
 
 fn ifname(ifindex: u32) -> [u8; 16] {
     let mut name = [0u8; 16];
@@ -92,16 +93,8 @@ pub(crate) fn bond_show(bond: &Bond, attr: u32, page: &mut [u8]) -> isize {
 
 /// Stores a bond attribute (only `policy` is writable).
 pub(crate) fn bond_store(bond: &Bond, attr: u32, input: &[u8]) -> i32 {
-    match attr {
-        BOND_POLICY => match knobs::parse_policy(trim(input)) {
-            Ok(p) => {
-                bond.state.lock().placer.set_policy(p);
-                0
-            }
-            Err(_) => EINVAL.to_errno(),
-        },
-        _ => EPERM.to_errno(),
-    }
+    let opt = (attr == BOND_POLICY).then_some(BondOption::Policy);
+    options::store_bond(bond, opt, input)
 }
 
 /// Shows a member attribute (`qps` and `outstanding` are the data path's
@@ -126,7 +119,7 @@ pub(crate) fn member_show(bond: &Bond, slot: u32, attr: u32, page: &mut [u8]) ->
         ),
         MEMBER_REASON => emit(page, format_args!("{}\n", status.reason.name())),
         MEMBER_WEIGHT => emit(page, format_args!("{}\n", st.placer.admin_weight(m))),
-        MEMBER_ADMIN => emit(page, format_args!("{}\n", bond::admin_name(member.admin))),
+        MEMBER_ADMIN => emit(page, format_args!("{}\n", admin_name(member.admin))),
         MEMBER_TRANSITIONS => emit(page, format_args!("{}\n", member.transitions)),
         MEMBER_LACP => {
             if member.seen.bond_slave != 0 {
@@ -152,47 +145,11 @@ pub(crate) fn member_show(bond: &Bond, slot: u32, attr: u32, page: &mut [u8]) ->
 
 /// Stores a member attribute (`weight`, `admin`, `capacity_mbps`).
 pub(crate) fn member_store(bond: &Bond, slot: u32, attr: u32, input: &[u8]) -> i32 {
-    let Some(m) = usize::try_from(slot).ok().and_then(MemberIndex::new) else {
-        return EINVAL.to_errno();
+    let opt = match attr {
+        MEMBER_WEIGHT => Some(MemberOption::Weight),
+        MEMBER_CAPACITY => Some(MemberOption::CapacityMbps),
+        MEMBER_ADMIN => Some(MemberOption::Admin),
+        _ => None,
     };
-    let ret = {
-        let mut st = bond.state.lock();
-        if !matches!(st.members.get(m.get()), Some(Some(_))) {
-            return ENODEV.to_errno();
-        }
-        match attr {
-            // The knobs' parser: every sysfs number takes the same input.
-            MEMBER_WEIGHT => match knobs::parse_number(input).ok().map(knobs::validate_weight) {
-                Some(Ok(w)) => match st.placer.set_weight(m, w) {
-                    Ok(()) => 0,
-                    Err(_) => EINVAL.to_errno(),
-                },
-                _ => EINVAL.to_errno(),
-            },
-            MEMBER_CAPACITY => match knobs::parse_number(input)
-                .ok()
-                .map(knobs::validate_capacity_mbps)
-            {
-                Some(Ok(c)) => {
-                    st.set_capacity(m, c);
-                    0
-                }
-                _ => EINVAL.to_errno(),
-            },
-            MEMBER_ADMIN => match bond::admin_from_name(trim(input)) {
-                Some(a) => {
-                    if let Some(Some(member)) = st.members.get_mut(m.get()) {
-                        member.admin = a;
-                    }
-                    0
-                }
-                None => EINVAL.to_errno(),
-            },
-            _ => EPERM.to_errno(),
-        }
-    };
-    if ret == 0 {
-        ffi::kick();
-    }
-    ret
+    options::store_member(bond, slot, opt, input)
 }

@@ -12,12 +12,15 @@
 //! - `report`: the knob snapshot with counters, for netlink and sysfs;
 //! - `sysfs`: `mrbond/ecn/`, `mrbond/pfc/`, `members/<dev>/pfc_override`;
 //! - `netlink`: ECN_SET, PFC_SET and the knob part of BOND_GET.
+//!
+//! Writes of either interface are validated by the option table
+//! (`policy::options`) and applied by `crate::options`.
 
 #![deny(unsafe_code)]
 
 pub(crate) mod netlink;
 mod pfc;
-pub(crate) use pfc::apply_pending as apply_pending_pfc;
+pub(crate) use pfc::{apply as apply_pfc, apply_pending as apply_pending_pfc};
 mod report;
 pub(crate) mod state;
 pub(crate) mod sysfs;

@@ -44,7 +44,7 @@ fn members(bond: &Bond) -> MemberList {
 
 /// Applies the bond's PFC settings to every member; returns the first
 /// member's failure (every member's outcome is in its status).
-pub(super) fn apply(bond: &Bond) -> Result<(), Errno> {
+pub(crate) fn apply(bond: &Bond) -> Result<(), Errno> {
     let _serial = bond.knobs.apply.lock();
     let mut first = None;
     for &(slot, name, ifindex) in members(bond).iter().flatten() {

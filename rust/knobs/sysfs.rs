@@ -13,30 +13,20 @@ use kernel::prelude::*;
 use crate::{
     bond::{emit, Bond, BufWriter},
     ffi::{knob_attr, KnobsInfo, KNOB_ECN_COUNT},
+    options,
     policy::{
-        congestion::{
-            member_knob_status, Counters, Errno, COUNTERS, COUNTER_COUNT, PAUSE_COUNTERS,
-        },
-        knobs::{self, ConfigError, Knob},
+        congestion::{member_knob_status, Counters, COUNTERS, COUNTER_COUNT, PAUSE_COUNTERS},
+        knobs::Knob,
+        options::{BondOption, MemberOption},
         MemberIndex,
     },
 };
 
-use super::{pfc, report};
+use super::report;
 
 fn ecn_knob(attr: u32) -> Option<Knob> {
     let id = u16::try_from(attr).ok()?;
     Knob::from_id(id).filter(|k| usize::from(k.id()) < KNOB_ECN_COUNT)
-}
-
-/// A member's failure as a store's return value.
-fn errno_of(e: Errno) -> i32 {
-    -i32::from(e.0)
-}
-
-/// A refused value: `-EINVAL` (the text is netlink's; sysfs has none).
-fn invalid(_: ConfigError) -> i32 {
-    EINVAL.to_errno()
 }
 
 /// A PFC bitmap as sysfs shows it: `0x08`, or `none`.
@@ -154,29 +144,11 @@ pub(crate) fn bond_show(bond: &Bond, attr: u32, page: &mut [u8]) -> isize {
 
 /// Stores an ECN knob, or the PFC bitmap (then applies PFC).
 pub(crate) fn bond_store(bond: &Bond, attr: u32, input: &[u8]) -> i32 {
-    if let Some(knob) = ecn_knob(attr) {
-        let v = match knobs::parse_knob(knob, input) {
-            Ok(v) => v,
-            Err(e) => return invalid(e),
-        };
-        let changes = [Some((knob, u64::from(v)))];
-        if let Err(e) = bond.knobs.settings.lock().set_ecn(&changes) {
-            return invalid(e);
-        }
-        super::netlink::log_ecn(bond, &changes);
-        return 0;
-    }
-    match attr {
-        knob_attr::PFC_ENABLE => {
-            let v = match knobs::parse_number(input).and_then(knobs::validate_pfc_bitmap) {
-                Ok(v) => v,
-                Err(e) => return invalid(e),
-            };
-            bond.knobs.settings.lock().set_pfc_bitmap(v);
-            pfc::apply(bond).map_or_else(errno_of, |()| 0)
-        }
-        _ => EPERM.to_errno(),
-    }
+    let opt = match attr {
+        knob_attr::PFC_ENABLE => Some(BondOption::PfcEnable),
+        _ => ecn_knob(attr).map(BondOption::Ecn),
+    };
+    options::store_bond(bond, opt, input)
 }
 
 /// Shows `members/<dev>/pfc_override`.
@@ -202,25 +174,6 @@ pub(crate) fn member_show(bond: &Bond, slot: u32, attr: u32, page: &mut [u8]) ->
 
 /// Stores `members/<dev>/pfc_override` (`none` clears it), then applies PFC.
 pub(crate) fn member_store(bond: &Bond, slot: u32, attr: u32, input: &[u8]) -> i32 {
-    let Some(m) = usize::try_from(slot).ok().and_then(MemberIndex::new) else {
-        return EINVAL.to_errno();
-    };
-    if attr != knob_attr::PFC_OVERRIDE {
-        return EPERM.to_errno();
-    }
-    let value = match knobs::parse_pfc_override(input) {
-        Ok(v) => v,
-        Err(e) => return invalid(e),
-    };
-    {
-        let st = bond.state.lock();
-        let Some(Some(member)) = st.members.get(m.get()) else {
-            return ENODEV.to_errno();
-        };
-        bond.knobs
-            .settings
-            .lock()
-            .set_pfc_override(m.get(), &member.name, value);
-    }
-    pfc::apply(bond).map_or_else(errno_of, |()| 0)
+    let opt = (attr == knob_attr::PFC_OVERRIDE).then_some(MemberOption::PfcOverride);
+    options::store_member(bond, slot, opt, input)
 }

@@ -32,6 +32,8 @@ pub enum ConfigError {
     UnknownPolicy,
     /// Not one of `rail`, `active-backup`.
     UnknownMode,
+    /// Not one of `up`, `drain`, `down`.
+    UnknownAdminState,
     /// 802.3ad across HCAs is refused for data (brief section 2).
     Mode8023adRefused,
     /// More than [`MAX_MEMBERS`] members.
@@ -79,13 +81,14 @@ impl ConfigError {
                 texts!("mrbond: unknown policy (wrr, lqf, hash, rr, pinned)")
             }
             ConfigError::UnknownMode => texts!("mrbond: unknown mode (rail, active-backup)"),
+            ConfigError::UnknownAdminState => texts!("mrbond: unknown admin state (up, drain, down)"),
             ConfigError::Mode8023adRefused => texts!(
                 "mrbond: 802.3ad across HCAs loses packets; use mode rail with the bond as LACP source"
             ),
             ConfigError::TooManyMembers => texts!("mrbond: at most 16 members"),
             ConfigError::NoMembers => texts!("mrbond: a bond needs at least one member"),
             ConfigError::MemberExists => texts!("mrbond: member slot already in use"),
-            ConfigError::NoSuchMember => texts!("mrbond: no such member"),
+            ConfigError::NoSuchMember => texts!("mrbond: not a member of this bond"),
             ConfigError::RateAboveLink(_) => texts!("mrbond: rate exceeds the member's link speed"),
             ConfigError::CongestionControlUnsupported => {
                 texts!("mrbond: member has no ECN/DCQCN support (rxe)")

@@ -40,6 +40,7 @@ pub mod eligibility;
 pub mod failover;
 pub mod hash;
 pub mod knobs;
+pub mod options;
 pub mod placement;
 pub mod selfcheck;
 pub mod ulp;

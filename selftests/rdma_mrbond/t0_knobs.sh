@@ -347,7 +347,7 @@ test_bad_inputs() {
 	run_bad pfc-bitmap-0x100 "pfc_enable out of range (0..255)" "$CTL" pfc set mrbond0 bitmap 0x100
 	run_bad pfc-override-0x1ff "pfc_enable out of range (0..255)" \
 		"$CTL" pfc set mrbond0 member rxed0 override 0x1ff
-	run_bad pfc-unknown-member "no such member" "$CTL" pfc set mrbond0 member rxev0 override 1
+	run_bad pfc-unknown-member "not a member of this bond" "$CTL" pfc set mrbond0 member rxev0 override 1
 	run_bad pfc-unknown-bond "no such bond" "$CTL" pfc set nosuchbond bitmap 1
 	run_bad ynl-ecn-nothing "nothing to set" ynl --do ecn-set --json '{"name": "mrbond0", "ecn": {}}'
 	run_bad ynl-pfc-nothing "nothing to set" ynl --do pfc-set --json '{"name": "mrbond0"}'
