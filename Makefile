@@ -1,25 +1,43 @@
 # SPDX-License-Identifier: GPL-2.0
 #
-# Out-of-tree build of rdma_mrbond.ko against the cached Rust-enabled guest
-# kernel (tools/testbed/build-kernel.sh builds it on first use).
-#
-#   make              build rdma_mrbond.ko (and the KUnit module)
-#   make guest-install install the modules into the guest's module tree (depmod)
-#   make check        host tests of the policy core (cargo test)
-#   make clippy       build the module with the kernel's Clippy lints
-#   make clean
+# Out-of-tree build of rdma_mrbond.ko (`make help`). KDIR defaults to the
+# running kernel's build tree; the testbed passes its guest kernel's.
 
-KDIR ?= $(shell bash tools/testbed/build-kernel.sh)/build
+KDIR ?= /lib/modules/$(shell uname -r)/build
 LLVM ?= -19
 KMAKE = $(MAKE) -C $(KDIR) M=$(CURDIR) LLVM=$(LLVM)
 
 all: modules
 
-modules:
+help:
+	@echo 'rdma_mrbond, out of tree (KDIR=$(KDIR)):'
+	@echo '  make                     build rdma_mrbond.ko for the kernel at KDIR'
+	@echo '  make modules_install     install it under /lib/modules/<release>/updates, run depmod'
+	@echo '                           (INSTALL_MOD_PATH=DIR installs below DIR instead)'
+	@echo '  make MRBOND_FAULT_INJECT=1   the test build: fault-injection points, and the test'
+	@echo '                           modules (KUnit suite, mrbond_kperf, the DCB test double)'
+	@echo '  make clippy              the build with the kernel'"'"'s Clippy lints'
+	@echo '  make check               host tests of the policy core (cargo test)'
+	@echo '  make guest-install       install into the testbed guest'"'"'s module tree'
+	@echo '  make clean'
+	@echo 'Testbed: bash tools/testbed/demo.sh, bash tools/testbed/run-tests.sh (README).'
+
+# A kernel that cannot load a Rust module fails here, with the reason,
+# rather than deep inside Kbuild.
+preflight:
+	@test -f $(KDIR)/Makefile || \
+		{ echo "rdma_mrbond: no kernel build tree at $(KDIR): install the kernel headers, or give KDIR=" >&2; exit 1; }
+	@grep -qx 'CONFIG_RUST=y' $(KDIR)/include/config/auto.conf 2>/dev/null || \
+		{ echo "rdma_mrbond: the kernel at $(KDIR) has no CONFIG_RUST=y, so it cannot load Rust modules" >&2; exit 1; }
+
+modules: preflight
 	$(KMAKE) modules
 
+modules_install: modules
+	$(KMAKE) modules_install
+
 # Kbuild only lints what it recompiles: force every Rust crate root.
-clippy:
+clippy: preflight
 	touch rust/*_main.rs rust/kunit/*.rs
 	$(KMAKE) CLIPPY=1 modules
 
@@ -32,4 +50,4 @@ check:
 clean:
 	$(KMAKE) clean
 
-.PHONY: all modules clippy guest-install check clean
+.PHONY: all help preflight modules modules_install clippy guest-install check clean

@@ -49,10 +49,34 @@ KDIR=$(bash tools/testbed/build-kernel.sh) || { record guest-kernel 0 1; finish;
 tb_log "guest kernel ready in $((SECONDS - start)) s: $KDIR"
 KBUILD=$KDIR/build
 
+# The module's sources, copied to $1 for a build against another kernel.
+module_sources() {
+	rm -rf "$1" && mkdir -p "$1" &&
+		git ls-files -z Kbuild Makefile rust shim verbs include selftests |
+		xargs -0 cp --parents -t "$1"
+}
+
+# The operator's path: a plain build (no test modules) installed with
+# `make modules_install` and listed by depmod; in a copy of the sources, so
+# that this tree keeps the test build.
+modules_install_check() {
+	local src=$LOGDIR/install-src rel
+	module_sources "$src" || return 1
+	rel=$(cat "$KBUILD/include/config/kernel.release") || return 1
+	make -C "$src" KDIR="$KBUILD" INSTALL_MOD_PATH="$src/root" modules_install || return 1
+	grep -q '^updates/rdma_mrbond.ko:' "$src/root/lib/modules/$rel/modules.dep" ||
+		{ echo "depmod does not list rdma_mrbond"; return 1; }
+	if find "$src/root" -name '*kperf*' -o -name '*dcbtest*' -o -name '*kunit*' | grep .; then
+		echo "test modules installed on the operator's path"
+		return 1
+	fi
+}
+
 # Test build: the race tests need the fault-injection points.
 check module-build make KDIR="$KBUILD" MRBOND_FAULT_INJECT=1 modules
 [[ -f rdma_mrbond.ko ]] || finish
 check mrbondctl-build cargo build -q -p mrbondctl
+check modules-install modules_install_check
 check module-guest-install bash tools/testbed/install-modules.sh "$KBUILD" "$MRBOND_ROOT"
 check checkpatch bash tools/testbed/checkpatch.sh "$KDIR/src"
 check rustfmt bash tools/testbed/rustfmt-check.sh "$KBUILD"
@@ -98,13 +122,6 @@ guest_suite t0-knobs t0 selftests/rdma_mrbond/t0_knobs.sh 900
 guest_suite t1-bench t1 selftests/rdma_mrbond/t1_bench.sh 1200 --links "${MRBOND_LINKS:-2}"
 guest_suite t1-control t1 selftests/rdma_mrbond/t1_control.sh 1200 --links "${MRBOND_LINKS:-2}"
 guest_suite t1-nvme t1 selftests/rdma_mrbond/t1_nvme.sh 1500 --links "${MRBOND_LINKS:-2}"
-
-# The module's sources, copied to $1 for a build against another kernel.
-module_sources() {
-	rm -rf "$1" && mkdir -p "$1" &&
-		git ls-files -z Kbuild Makefile rust shim verbs include selftests |
-		xargs -0 cp --parents -t "$1"
-}
 
 # The suites that drive rdma_mrbond's locks and memory, again on the
 # checking kernel (config.debug: lockdep, sleeps in atomic context, list and
