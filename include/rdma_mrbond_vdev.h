@@ -145,10 +145,6 @@ void mrbond_sysfs_member_del(struct mrbond_vdev *v, u32 slot);
 
 /* C -> Rust. bond is the pointer given to mrbond_vdev_alloc(). */
 
-/* 1 if the port's member (rail) or the active member (active-backup) is
- * usable, else 0. Any context that may sleep.
- */
-int mrbond_rs_vdev_port_active(void *bond, u32 port);
 /* Fills values[0..MRBOND_STAT_MAX) for port (1-based), or sums over all
  * ports for port 0. May sleep.
  */

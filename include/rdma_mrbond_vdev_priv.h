@@ -45,6 +45,12 @@ struct mrbond_member_slot {
 	struct xarray rkeys;
 };
 
+/*
+ * The vdev's verbs that Rust implements (rust/ports.rs; the table is built
+ * by rust/rdma/device.rs), set before mrbond_vdev.c's own table.
+ */
+extern const struct ib_device_ops mrbond_rs_dev_ops;
+
 /* A leaving member's GSI proxy objects, released without objs_lock. */
 struct mrbond_gsi_member_res {
 	struct ib_mad_agent *mad_agent;

@@ -17,7 +17,7 @@ use kernel::{
     types::ForeignOwnable,
 };
 
-use crate::{bond::Bond, ffi::*, registry::Registry};
+use crate::{bond::Bond, ffi::*, ports::VdevPorts, rdma::device::OpsTable, registry::Registry};
 
 /// What sysfs hands a show callback (`PAGE_SIZE`).
 const SYSFS_BUF_LEN: usize = 4096;
@@ -294,19 +294,10 @@ pub(crate) unsafe extern "C" fn mrbond_rs_netdev_unregister(ctx: *mut c_void, if
     unsafe { registry(ctx) }.netdev_unregister(ifindex);
 }
 
-/// Whether the vdev's `port` is active.
-///
-/// # Safety
-///
-/// Called by `mrbond_vdev.c` with the bond pointer of a live vdev.
-#[no_mangle]
-pub(crate) unsafe extern "C" fn mrbond_rs_vdev_port_active(
-    bond_ptr: *mut c_void,
-    port: u32,
-) -> c_int {
-    // SAFETY: the vdev holds its reference, as the caller guarantees.
-    c_int::from(unsafe { bond(bond_ptr) }.port_active(port))
-}
+/// The vdev's verbs that Rust implements (`ports.rs`): `mrbond_vdev.c`
+/// sets them before its own table, which fills the rest.
+#[export_name = "mrbond_rs_dev_ops"]
+pub(crate) static VDEV_OPS: OpsTable = OpsTable::new::<VdevPorts>();
 
 /// Fills `values[0..STAT_COUNT)` for `port` (0: the sum over members).
 ///

@@ -254,12 +254,12 @@ impl IbDevice {
         unsafe { CStr::from_char_ptr(glue::mrbond_glue_ib_device_name(self.raw())) }
     }
 
-    /// The RDMA core's own view of the device (`crate::rdma`).
-    fn core(&self) -> &crate::rdma::ib_device {
+    /// The RDMA core's own view of the device (`crate::rdma::bindings`).
+    fn core(&self) -> &crate::rdma::bindings::ib_device {
         // SAFETY: by the invariant the device is registered, so alive for
         // as long as `self`; the fields read through this reference are set
         // before registration and not written while it lasts.
-        unsafe { &*self.raw().cast::<crate::rdma::ib_device>() }
+        unsafe { &*self.raw().cast::<crate::rdma::bindings::ib_device>() }
     }
 
     /// The device index, which orders rdma_cm's device list.
@@ -335,7 +335,7 @@ impl IbDevice {
 /// (MWs, XRC, SRQ resize, flush/atomic write, APM, raw packet, checksum
 /// offloads, flow steering); FRWR is the vdev's own (`mrbond_vdev.c`).
 const DEVICE_CAP_INHERITED: u64 = {
-    use crate::rdma::*;
+    use crate::rdma::bindings::*;
     // `enum ib_device_cap_flags` is a C `unsigned long`: 64 bits here.
     (ib_device_cap_flags_IB_DEVICE_RC_RNR_NAK_GEN
         | ib_device_cap_flags_IB_DEVICE_CURR_QP_STATE_MOD
@@ -344,7 +344,7 @@ const DEVICE_CAP_INHERITED: u64 = {
 
 /// The limits of `caps` into the core's attribute struct. Each is a minimum
 /// of values read from fields of the same types, so each fits.
-fn write_attrs(a: &mut crate::rdma::ib_device_attr, caps: &DeviceCaps) {
+fn write_attrs(a: &mut crate::rdma::bindings::ib_device_attr, caps: &DeviceCaps) {
     let int = |l: Limit| c_int::try_from(caps.get(l)).unwrap_or(c_int::MAX);
     let uint = |l: Limit| u32::try_from(caps.get(l)).unwrap_or(u32::MAX);
     a.max_mr_size = caps.get(Limit::MaxMrSize);
@@ -367,6 +367,8 @@ fn write_attrs(a: &mut crate::rdma::ib_device_attr, caps: &DeviceCaps) {
     a.page_size_cap = caps.page_size_cap;
     a.device_cap_flags = caps.cap_flags;
     a.local_ca_ack_delay = caps.local_ca_ack_delay;
+    // The ports' P_Key table, as `query_port` reports it.
+    a.max_pkeys = crate::policy::port::PKEY_TABLE_LEN;
 }
 
 /// A bond's virtual ib_device.
@@ -442,7 +444,8 @@ impl Vdev {
         }
         // SAFETY: the vdev is alive.
         let raw = unsafe { glue::mrbond_vdev_reset_attrs(self.raw()) };
-        let Some(mut attrs) = NonNull::new(raw.cast::<crate::rdma::ib_device_attr>()) else {
+        let Some(mut attrs) = NonNull::new(raw.cast::<crate::rdma::bindings::ib_device_attr>())
+        else {
             return;
         };
         // SAFETY: the vdev is unregistered (the pointer is not NULL), so

@@ -11,13 +11,17 @@
 //!   evaluation, snapshots), `utilisation` (members' transmit rates for
 //!   WRR), `sysfs` (formatting and validated writes),
 //!   `knobs` (ECN/DCQCN/PFC settings, the PFC fan-out, their reports),
-//!   `options` (every sysfs or netlink write, applied in one place);
+//!   `options` (every sysfs or netlink write, applied in one place),
+//!   `ports` (the vdev's port verbs);
+//! - `rdma`: the safe RDMA abstractions (an `ib_device_ops` table built
+//!   from a trait, typed handles) over bindings generated from
+//!   `<rdma/*.h>`;
 //! - `ffi`: safe wrappers over the C side, the verbs proxy (`verbs/`) and the
 //!   registrations for which the 6.12 kernel crate has no abstraction
 //!   (`shim/`), through the ABI generated from their headers;
 //! - `entry`: the C -> Rust trampolines (`mrbond_rs_*`).
 //!
-//! `ffi` and `entry` hold the module's `unsafe` (besides the one call here
+//! `rdma`, `ffi` and `entry` hold the module's `unsafe` (besides the one call here
 //! that starts the glue); every other module denies `unsafe_code`.
 
 use kernel::prelude::*;
@@ -29,6 +33,7 @@ mod knobs;
 mod options;
 #[path = "policy/mod.rs"]
 pub mod policy;
+mod ports;
 mod rdma;
 mod registry;
 mod sysfs;

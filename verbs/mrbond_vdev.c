@@ -3,8 +3,9 @@
  * The virtual RoCE ib_device of a bond: allocation, registration and
  * teardown, port binding, the ib_device_ops table (its verbs are in
  * mrbond_verbs_*.c) and the attributes the vdev adds of its own; the
- * members' intersection is Rust's (rust/policy/caps.rs). Which port is
- * usable and the counters are asked of Rust through mrbond_rs_* callbacks.
+ * members' intersection is Rust's (rust/policy/caps.rs), and so are the
+ * port verbs (rust/ports.rs). The counters are asked of Rust through
+ * mrbond_rs_* callbacks.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -21,15 +22,10 @@
 #include <rdma/ib_mad.h>
 #include <rdma/ib_verbs.h>
 
+#include "rdma_mrbond_rdma_helpers.h"
 #include "rdma_mrbond_vdev.h"
 #include "rdma_mrbond_vdev_priv.h"
 #include "rdma_mrbond_verbs_priv.h"
-
-/* Must be the same in get_port_immutable and query_port (sysfs gids/). */
-#define MRBOND_GID_TBL_LEN	128
-/* One default P_Key, as rxe: RoCE has no partitions. */
-#define MRBOND_PKEY_TBL_LEN	1
-#define MRBOND_MAX_MSG_SZ	(1U << 31)
 
 /* What the vdev itself provides, whatever its members are. */
 #define MRBOND_DEVICE_CAP_OWN						\
@@ -56,7 +52,6 @@ static void mrbond_vdev_own_attrs(struct mrbond_vdev *v)
 	 * rkeys and the local DMA lkey.
 	 */
 	a->max_sgl_rd = 0;
-	a->max_pkeys = MRBOND_PKEY_TBL_LEN;
 	/* Never a member's: the vdev is its own system image. */
 	a->sys_image_guid = v->ibdev.node_guid;
 	a->vendor_id = 0;
@@ -74,82 +69,6 @@ static int mrbond_query_device(struct ib_device *ibdev,
 		return -EINVAL;
 
 	*attr = to_mrbond_vdev(ibdev)->attrs;
-	return 0;
-}
-
-static int mrbond_get_port_immutable(struct ib_device *ibdev, u32 port,
-				     struct ib_port_immutable *immutable)
-{
-	/* Called before the caches exist: constants only. */
-	immutable->core_cap_flags = RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP;
-	immutable->pkey_tbl_len = MRBOND_PKEY_TBL_LEN;
-	immutable->gid_tbl_len = MRBOND_GID_TBL_LEN;
-	immutable->max_mad_size = IB_MGMT_MAD_SIZE;
-	return 0;
-}
-
-static enum rdma_link_layer mrbond_get_link_layer(struct ib_device *ibdev,
-						  u32 port)
-{
-	/* node_type IB_CA alone would make the core report InfiniBand. */
-	return IB_LINK_LAYER_ETHERNET;
-}
-
-static int mrbond_query_pkey(struct ib_device *ibdev, u32 port, u16 index,
-			     u16 *pkey)
-{
-	if (index >= MRBOND_PKEY_TBL_LEN)
-		return -EINVAL;
-	*pkey = IB_DEFAULT_PKEY_FULL;
-	return 0;
-}
-
-/*
- * The core has zeroed *attr. May sleep. Takes RTNL (ib_get_eth_speed), so
- * nobody may query a vdev port under RTNL; the Rust callback runs first and
- * returns before RTNL is taken, so no Rust lock nests around RTNL here.
- */
-static int mrbond_query_port(struct ib_device *ibdev, u32 port,
-			     struct ib_port_attr *attr)
-{
-	struct mrbond_vdev *v = to_mrbond_vdev(ibdev);
-	struct net_device *ndev;
-	u16 speed;
-	u8 width;
-
-	if (mrbond_rs_vdev_port_active(v->bond, port)) {
-		attr->state = IB_PORT_ACTIVE;
-		attr->phys_state = IB_PORT_PHYS_STATE_LINK_UP;
-	} else {
-		attr->state = IB_PORT_DOWN;
-		attr->phys_state = IB_PORT_PHYS_STATE_DISABLED;
-	}
-
-	attr->max_mtu = IB_MTU_4096;
-	attr->active_mtu = IB_MTU_1024;
-	ndev = ib_device_get_netdev(ibdev, port);
-	if (ndev) {
-		/*
-		 * The RoCE headers come out of the Ethernet MTU (as rdma_cm
-		 * computes it); 256 is the smallest value the enum has.
-		 */
-		attr->active_mtu = iboe_get_mtu(READ_ONCE(ndev->mtu)) ?:
-				   IB_MTU_256;
-		dev_put(ndev);
-	}
-
-	attr->gid_tbl_len = MRBOND_GID_TBL_LEN;
-	attr->pkey_tbl_len = MRBOND_PKEY_TBL_LEN;
-	attr->port_cap_flags = IB_PORT_CM_SUP;
-	attr->max_msg_sz = MRBOND_MAX_MSG_SZ;
-
-	/* No netdev or no ethtool speed: still a usable port, just slow. */
-	attr->active_speed = IB_SPEED_SDR;
-	attr->active_width = IB_WIDTH_1X;
-	if (!ib_get_eth_speed(ibdev, port, &speed, &width)) {
-		attr->active_speed = speed;
-		attr->active_width = width;
-	}
 	return 0;
 }
 
@@ -215,6 +134,11 @@ static void mrbond_vdev_rescan_work(struct work_struct *work)
 	ib_device_put(&v->ibdev);
 }
 
+void *mrbond_rdma_driver_data(struct ib_device *ibdev)
+{
+	return to_mrbond_vdev(ibdev)->bond;
+}
+
 /*
  * The last op the core calls, from ib_dealloc_device(): `rdma link del`,
  * ib_unregister_device() or mrbond_vdev_free(). The container itself is
@@ -273,6 +197,10 @@ static void mrbond_dealloc_driver(struct ib_device *ibdev)
 }
 
 /*
+ * The verbs still in C, set after Rust's table (mrbond_rs_dev_ops), whose
+ * entries ib_set_device_ops() keeps: a verb moved to Rust leaves this table
+ * in the same change.
+ *
  * Without every one of the 17 ops that ib_device_check_mandatory() checks,
  * the device registers but kverbs_provider is false and no kernel ULP
  * (mad, cm, rdma_cm, nvme, ...) ever sees it.
@@ -282,11 +210,8 @@ static const struct ib_device_ops mrbond_dev_ops = {
 	/* Never a real driver's id: those container_of our device. */
 	.driver_id = RDMA_DRIVER_UNKNOWN,
 
+	/* The port verbs are Rust's: mrbond_rs_dev_ops (rust/ports.rs). */
 	.query_device = mrbond_query_device,
-	.query_port = mrbond_query_port,
-	.get_port_immutable = mrbond_get_port_immutable,
-	.get_link_layer = mrbond_get_link_layer,
-	.query_pkey = mrbond_query_pkey,
 
 	.alloc_pd = mrbond_alloc_pd,
 	.dealloc_pd = mrbond_dealloc_pd,
@@ -374,6 +299,7 @@ struct mrbond_vdev *mrbond_vdev_alloc(void *bond, u32 nports, u64 node_guid)
 	v->ibdev.num_comp_vectors = 1;
 	v->ibdev.node_guid = cpu_to_be64(node_guid);
 	strscpy(v->ibdev.node_desc, "mrbond", sizeof(v->ibdev.node_desc));
+	ib_set_device_ops(&v->ibdev, &mrbond_rs_dev_ops);
 	ib_set_device_ops(&v->ibdev, &mrbond_dev_ops);
 	return v;
 }

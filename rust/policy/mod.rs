@@ -42,6 +42,7 @@ pub mod hash;
 pub mod knobs;
 pub mod options;
 pub mod placement;
+pub mod port;
 pub mod selfcheck;
 pub mod ulp;
 pub mod wrr;

@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The vdev's port verbs: a port is up while the bond's policy finds it
+//! usable (in rail mode port N is member slot N - 1; in active-backup mode
+//! the one port is up while any member is), and reports RoCE values of its
+//! own (`policy::port`) with the MTU and speed of the netdev it is bound to.
+
+#![deny(unsafe_code)]
+
+use kernel::{prelude::*, sync::Arc, sync::ArcBorrow};
+
+use crate::{
+    bond::Bond,
+    policy::port::{self, IbMtu},
+    rdma::device::{Device, DeviceOps, EthSpeed, LinkLayer, PortAttr, RoceV2Port},
+};
+
+/// The port verbs of every vdev (`mrbond_rs_dev_ops`, in `entry.rs`).
+pub(crate) struct VdevPorts;
+
+#[vtable]
+impl DeviceOps for VdevPorts {
+    type Data = Arc<Bond>;
+
+    /// Takes RTNL (the netdev's speed): the bond's state lock is dropped
+    /// before, so no bond lock nests around RTNL.
+    fn query_port(
+        bond: ArcBorrow<'_, Bond>,
+        dev: &Device,
+        port: u32,
+        attr: &mut PortAttr<'_>,
+    ) -> Result {
+        attr.set_active(bond.port_active(port));
+        attr.set_mtu(IbMtu::Mtu4096, port::active_mtu(dev.port_netdev_mtu(port)));
+        attr.set_table_lens(port::GID_TABLE_LEN, port::PKEY_TABLE_LEN);
+        attr.set_cm_supported();
+        attr.set_max_msg_size(port::MAX_MSG_SIZE);
+        // No netdev or no ethtool speed: still a usable port, just slow.
+        attr.set_speed(dev.port_eth_speed(port).unwrap_or(EthSpeed::SLOWEST));
+        Ok(())
+    }
+
+    fn get_port_immutable(_dev: &Device, _port: u32) -> Result<RoceV2Port> {
+        Ok(RoceV2Port {
+            gid_table_len: port::GID_TABLE_LEN,
+            pkey_table_len: port::PKEY_TABLE_LEN,
+        })
+    }
+
+    /// A vdev of node type IB_CA would otherwise be reported InfiniBand.
+    fn get_link_layer(_dev: &Device, _port: u32) -> LinkLayer {
+        LinkLayer::Ethernet
+    }
+
+    fn query_pkey(_dev: &Device, _port: u32, index: u16) -> Result<u16> {
+        if index >= port::PKEY_TABLE_LEN {
+            return Err(EINVAL);
+        }
+        Ok(port::DEFAULT_PKEY)
+    }
+}

@@ -1,0 +1,332 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! RDMA devices: the `ib_device_ops` table a driver builds from a
+//! [`DeviceOps`] implementation, as `kernel::net::phy` builds a
+//! `phy_driver`, and the handles its verbs are given.
+
+use core::{ffi::c_void, marker::PhantomData, mem::MaybeUninit};
+
+use kernel::{
+    error::{from_result, VTABLE_DEFAULT_ERROR},
+    ffi::c_int,
+    prelude::*,
+    types::{ForeignOwnable, Opaque},
+};
+
+use super::bindings;
+use crate::policy::port::IbMtu;
+
+/// An RDMA device of this module, as one of its verbs sees it.
+///
+/// # Invariants
+///
+/// The wrapped `ib_device` is allocated, with its ops table built from a
+/// [`DeviceOps`] implementation, for as long as the reference is used.
+#[repr(transparent)]
+pub(crate) struct Device(Opaque<bindings::ib_device>);
+
+impl Device {
+    /// Creates a reference to the device a verb was called on.
+    ///
+    /// # Safety
+    ///
+    /// `ptr` must point at an allocated `ib_device` of this module that
+    /// stays allocated for `'a`.
+    unsafe fn from_raw<'a>(ptr: *mut bindings::ib_device) -> &'a Self {
+        // CAST: `Device` is a transparent wrapper of `ib_device`.
+        // INVARIANT: guaranteed by the caller.
+        // SAFETY: the caller guarantees the pointer is valid for `'a`.
+        unsafe { &*ptr.cast::<Self>() }
+    }
+
+    fn raw(&self) -> *mut bindings::ib_device {
+        self.0.get()
+    }
+
+    /// The driver data that `T` keeps in the device, or `ENODEV` once the
+    /// device is being freed.
+    ///
+    /// # Safety
+    ///
+    /// The device's driver data must be a `T` made foreign by
+    /// `into_foreign()` and still owned by the device for `'a`.
+    unsafe fn driver_data<'a, T: ForeignOwnable>(&'a self) -> Result<T::Borrowed<'a>> {
+        // SAFETY: by the type invariant the device is allocated.
+        let data: *mut c_void = unsafe { bindings::mrbond_rdma_driver_data(self.raw()) };
+        if data.is_null() {
+            return Err(ENODEV);
+        }
+        // SAFETY: the caller guarantees that `data` is a live `T`.
+        Ok(unsafe { T::borrow(data) })
+    }
+
+    /// The Ethernet MTU of the netdev `port` is bound to, if it has one.
+    pub(crate) fn port_netdev_mtu(&self, port: u32) -> Option<u32> {
+        // SAFETY: by the type invariant the device is allocated; the core
+        // returns the netdev with a reference taken, or NULL.
+        let ndev = unsafe { bindings::ib_device_get_netdev(self.raw(), port) };
+        if ndev.is_null() {
+            return None;
+        }
+        // SAFETY: the reference keeps `ndev` alive until the put below.
+        let mtu = unsafe { bindings::mrbond_rdma_netdev_mtu(ndev) };
+        // SAFETY: drops the reference ib_device_get_netdev() took.
+        unsafe { bindings::mrbond_rdma_dev_put(ndev) };
+        Some(mtu)
+    }
+
+    /// The speed and width that the ethtool speed of `port`'s netdev maps
+    /// to, if it has a netdev that reports one. Takes RTNL: a caller must
+    /// hold no lock that is taken under RTNL.
+    pub(crate) fn port_eth_speed(&self, port: u32) -> Option<EthSpeed> {
+        let mut speed = 0u16;
+        let mut width = 0u8;
+        // SAFETY: by the type invariant the device is allocated; the
+        // out-parameters are valid for the call.
+        let ret = unsafe { bindings::ib_get_eth_speed(self.raw(), port, &mut speed, &mut width) };
+        (ret == 0).then_some(EthSpeed { speed, width })
+    }
+}
+
+/// A port speed and width (`enum ib_port_speed`, `enum ib_port_width`) as
+/// the core derives them from an Ethernet link.
+#[derive(Clone, Copy)]
+pub(crate) struct EthSpeed {
+    speed: u16,
+    width: u8,
+}
+
+impl EthSpeed {
+    /// SDR, 1X: the slowest a port reports.
+    pub(crate) const SLOWEST: Self = Self {
+        speed: bindings::ib_port_speed_IB_SPEED_SDR as u16,
+        width: bindings::ib_port_width_IB_WIDTH_1X as u8,
+    };
+}
+
+/// The attributes a `query_port` fills, which the core has zeroed.
+///
+/// # Invariants
+///
+/// `0` is the core's `ib_port_attr` of the current `query_port` call.
+pub(crate) struct PortAttr<'a>(&'a mut bindings::ib_port_attr);
+
+impl PortAttr<'_> {
+    /// Sets the logical and physical port state.
+    pub(crate) fn set_active(&mut self, active: bool) {
+        let attr = &mut *self.0;
+        if active {
+            attr.state = bindings::ib_port_state_IB_PORT_ACTIVE;
+            attr.phys_state = bindings::ib_port_phys_state_IB_PORT_PHYS_STATE_LINK_UP as u8;
+        } else {
+            attr.state = bindings::ib_port_state_IB_PORT_DOWN;
+            attr.phys_state = bindings::ib_port_phys_state_IB_PORT_PHYS_STATE_DISABLED as u8;
+        }
+    }
+
+    /// Sets the largest and the current path MTU.
+    pub(crate) fn set_mtu(&mut self, max: IbMtu, active: IbMtu) {
+        self.0.max_mtu = max.to_raw();
+        self.0.active_mtu = active.to_raw();
+    }
+
+    /// Sets the GID and P_Key table sizes, as `get_port_immutable` has them.
+    pub(crate) fn set_table_lens(&mut self, gids: u32, pkeys: u16) {
+        self.0.gid_tbl_len = c_int::try_from(gids).unwrap_or(c_int::MAX);
+        self.0.pkey_tbl_len = pkeys;
+    }
+
+    /// Marks the port as one whose connections the CM manages.
+    pub(crate) fn set_cm_supported(&mut self) {
+        self.0.port_cap_flags |= bindings::ib_port_capability_mask_bits_IB_PORT_CM_SUP;
+    }
+
+    /// Sets the largest message size.
+    pub(crate) fn set_max_msg_size(&mut self, bytes: u32) {
+        self.0.max_msg_sz = bytes;
+    }
+
+    /// Sets the port speed and width.
+    pub(crate) fn set_speed(&mut self, speed: EthSpeed) {
+        self.0.active_speed = speed.speed;
+        self.0.active_width = speed.width;
+    }
+}
+
+/// What `get_port_immutable` reports of a RoCE v2 port: read once, before
+/// the core's caches exist.
+pub(crate) struct RoceV2Port {
+    /// GID table entries.
+    pub(crate) gid_table_len: u32,
+    /// P_Key table entries.
+    pub(crate) pkey_table_len: u16,
+}
+
+/// The link layer of a port.
+pub(crate) enum LinkLayer {
+    /// Ethernet: RoCE.
+    Ethernet,
+}
+
+/// The verbs of a device, by group, that its driver implements in Rust; a
+/// verb left out is the C table's (see [`OpsTable`]). Verbs that may sleep
+/// say so.
+#[vtable]
+pub(crate) trait DeviceOps {
+    /// The driver data the device holds (`mrbond_rdma_driver_data()`).
+    type Data: ForeignOwnable;
+
+    /// `query_port`: the attributes of `port`. May sleep.
+    fn query_port(
+        _data: <Self::Data as ForeignOwnable>::Borrowed<'_>,
+        _dev: &Device,
+        _port: u32,
+        _attr: &mut PortAttr<'_>,
+    ) -> Result {
+        kernel::build_error(VTABLE_DEFAULT_ERROR)
+    }
+
+    /// `get_port_immutable`: what `port` reports for the device's lifetime.
+    fn get_port_immutable(_dev: &Device, _port: u32) -> Result<RoceV2Port> {
+        kernel::build_error(VTABLE_DEFAULT_ERROR)
+    }
+
+    /// `get_link_layer`: the link layer of `port`.
+    fn get_link_layer(_dev: &Device, _port: u32) -> LinkLayer {
+        kernel::build_error(VTABLE_DEFAULT_ERROR)
+    }
+
+    /// `query_pkey`: the P_Key at `index` of `port`'s table.
+    fn query_pkey(_dev: &Device, _port: u32, _index: u16) -> Result<u16> {
+        kernel::build_error(VTABLE_DEFAULT_ERROR)
+    }
+}
+
+/// The C entry points of a [`DeviceOps`] implementation: each turns the
+/// core's raw arguments into the handles above.
+struct Adapter<T: DeviceOps>(PhantomData<T>);
+
+impl<T: DeviceOps> Adapter<T> {
+    /// # Safety
+    ///
+    /// Called by the RDMA core on a device whose table is `T`'s, whose
+    /// driver data is a `T::Data`, with the zeroed `attr` of this call.
+    unsafe extern "C" fn query_port(
+        ibdev: *mut bindings::ib_device,
+        port: u32,
+        attr: *mut bindings::ib_port_attr,
+    ) -> c_int {
+        from_result(|| {
+            // SAFETY: the core calls a verb on an allocated device.
+            let dev = unsafe { Device::from_raw(ibdev) };
+            // SAFETY: the device is `T`'s and holds its data until its
+            // `.dealloc_driver`, after its last verb.
+            let data = unsafe { dev.driver_data::<T::Data>() }?;
+            // INVARIANT: `attr` is this call's, valid and unaliased for it.
+            // SAFETY: as the core guarantees.
+            let mut attr = PortAttr(unsafe { &mut *attr });
+            T::query_port(data, dev, port, &mut attr)?;
+            Ok(0)
+        })
+    }
+
+    /// # Safety
+    ///
+    /// Called by the RDMA core on a device whose table is `T`'s, with the
+    /// `immutable` of this call.
+    unsafe extern "C" fn get_port_immutable(
+        ibdev: *mut bindings::ib_device,
+        port: u32,
+        immutable: *mut bindings::ib_port_immutable,
+    ) -> c_int {
+        from_result(|| {
+            // SAFETY: the core calls a verb on an allocated device.
+            let dev = unsafe { Device::from_raw(ibdev) };
+            let roce = T::get_port_immutable(dev, port)?;
+            // SAFETY: `immutable` is this call's, valid for writes.
+            let immutable = unsafe { &mut *immutable };
+            immutable.core_cap_flags = bindings::RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP;
+            immutable.gid_tbl_len = c_int::try_from(roce.gid_table_len)?;
+            immutable.pkey_tbl_len = c_int::from(roce.pkey_table_len);
+            immutable.max_mad_size = bindings::IB_MGMT_MAD_SIZE;
+            Ok(0)
+        })
+    }
+
+    /// # Safety
+    ///
+    /// Called by the RDMA core on a device whose table is `T`'s.
+    unsafe extern "C" fn get_link_layer(
+        ibdev: *mut bindings::ib_device,
+        port: u32,
+    ) -> bindings::rdma_link_layer {
+        // SAFETY: the core calls a verb on an allocated device.
+        let dev = unsafe { Device::from_raw(ibdev) };
+        match T::get_link_layer(dev, port) {
+            LinkLayer::Ethernet => bindings::rdma_link_layer_IB_LINK_LAYER_ETHERNET,
+        }
+    }
+
+    /// # Safety
+    ///
+    /// Called by the RDMA core on a device whose table is `T`'s, with the
+    /// `pkey` of this call.
+    unsafe extern "C" fn query_pkey(
+        ibdev: *mut bindings::ib_device,
+        port: u32,
+        index: u16,
+        pkey: *mut u16,
+    ) -> c_int {
+        from_result(|| {
+            // SAFETY: the core calls a verb on an allocated device.
+            let dev = unsafe { Device::from_raw(ibdev) };
+            let value = T::query_pkey(dev, port, index)?;
+            // SAFETY: `pkey` is this call's, valid for writes.
+            unsafe { pkey.write(value) };
+            Ok(0)
+        })
+    }
+}
+
+/// An `ib_device_ops` table built from a [`DeviceOps`] implementation. The
+/// C side hands it to `ib_set_device_ops()` before its own table, which then
+/// fills only the verbs this one leaves empty (`SET_DEVICE_OP` keeps the
+/// first non-NULL entry); the owner, the object sizes and the verbs not yet
+/// moved are the C table's.
+#[repr(transparent)]
+pub(crate) struct OpsTable(bindings::ib_device_ops);
+
+// SAFETY: the table is never written after it is built; its pointers are
+// functions of this module or NULL.
+unsafe impl Sync for OpsTable {}
+
+impl OpsTable {
+    /// Builds the table of `T`'s verbs.
+    pub(crate) const fn new<T: DeviceOps>() -> Self {
+        Self(bindings::ib_device_ops {
+            query_port: if T::HAS_QUERY_PORT {
+                Some(Adapter::<T>::query_port)
+            } else {
+                None
+            },
+            get_port_immutable: if T::HAS_GET_PORT_IMMUTABLE {
+                Some(Adapter::<T>::get_port_immutable)
+            } else {
+                None
+            },
+            get_link_layer: if T::HAS_GET_LINK_LAYER {
+                Some(Adapter::<T>::get_link_layer)
+            } else {
+                None
+            },
+            query_pkey: if T::HAS_QUERY_PKEY {
+                Some(Adapter::<T>::query_pkey)
+            } else {
+                None
+            },
+            // SAFETY: all zeroes is a valid `ib_device_ops`: no owner, no
+            // verbs, no object sizes, every one left to the C table.
+            ..unsafe { MaybeUninit::<bindings::ib_device_ops>::zeroed().assume_init() }
+        })
+    }
+}

@@ -1,0 +1,11 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The RDMA abstractions 6.12's kernel crate lacks, over the bindings
+//! generated from `<rdma/*.h>` ([`bindings`]): the `ib_device_ops` table a
+//! driver builds from a trait, and the typed handles its verbs receive, in
+//! the manner of `kernel::net::phy`. Verbs move here from `verbs/` group by
+//! group; a verb not yet in a [`device::DeviceOps`] implementation is the C
+//! table's (see [`device::OpsTable`]).
+
+pub(crate) mod bindings;
+pub(crate) mod device;
