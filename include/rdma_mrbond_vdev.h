@@ -21,21 +21,6 @@ struct mrbond_vdev;
 
 #define MRBOND_MAX_PORTS 16
 
-/* Counters of `rdma statistic` and sysfs hw_counters, per port (= member in
- * rail mode) and, summed, per device. Rust fills them in this order.
- */
-enum mrbond_stat {
-	MRBOND_STAT_USABLE,		/* 1 if the port's member is usable */
-	MRBOND_STAT_TRANSITIONS,	/* usability changes */
-	MRBOND_STAT_QPS,		/* QPs hosted */
-	MRBOND_STAT_OUTSTANDING_WR,	/* posted, not completed */
-	MRBOND_STAT_PLACEMENTS,		/* QPs placed */
-	MRBOND_STAT_WRONG_MEMBER_KEY,	/* posts refused: key of another member */
-	MRBOND_STAT_FLUSHED_WR,		/* WRs completed with a flush error */
-	MRBOND_STAT_QPN_COLLISIONS,	/* member QPNs retried (device-wide) */
-	MRBOND_STAT_MAX
-};
-
 /* Bond-wide sysfs attributes under /sys/class/infiniband/<vdev>/mrbond/. */
 enum mrbond_bond_attr {
 	MRBOND_BOND_ATTR_MODE,		/* ro: rail | active-backup */
@@ -145,10 +130,6 @@ void mrbond_sysfs_member_del(struct mrbond_vdev *v, u32 slot);
 
 /* C -> Rust. bond is the pointer given to mrbond_vdev_alloc(). */
 
-/* Fills values[0..MRBOND_STAT_MAX) for port (1-based), or sums over all
- * ports for port 0. May sleep.
- */
-void mrbond_rs_vdev_stats(void *bond, u32 port, u64 *values);
 /*
  * The member slot for a new QP of a PD of kern_name (the ULP), or -errno.
  * pd_home is the PD's first QP's slot (-1: none yet); port the vdev port

@@ -313,16 +313,6 @@ extern "C" {
 pub struct mrbond_vdev {
     _unused: [u8; 0],
 }
-pub const MRBOND_STAT_USABLE: mrbond_stat = 0;
-pub const MRBOND_STAT_TRANSITIONS: mrbond_stat = 1;
-pub const MRBOND_STAT_QPS: mrbond_stat = 2;
-pub const MRBOND_STAT_OUTSTANDING_WR: mrbond_stat = 3;
-pub const MRBOND_STAT_PLACEMENTS: mrbond_stat = 4;
-pub const MRBOND_STAT_WRONG_MEMBER_KEY: mrbond_stat = 5;
-pub const MRBOND_STAT_FLUSHED_WR: mrbond_stat = 6;
-pub const MRBOND_STAT_QPN_COLLISIONS: mrbond_stat = 7;
-pub const MRBOND_STAT_MAX: mrbond_stat = 8;
-pub type mrbond_stat = ffi::c_uint;
 pub const MRBOND_BOND_ATTR_MODE: mrbond_bond_attr = 0;
 pub const MRBOND_BOND_ATTR_POLICY: mrbond_bond_attr = 1;
 pub const MRBOND_BOND_ATTR_MEMBERS: mrbond_bond_attr = 2;

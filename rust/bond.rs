@@ -25,6 +25,7 @@ use crate::{
         knobs::BondMode,
         options,
         placement::{PinScope, PlaceError, PlaceRequest, Placer, Policy},
+        port::PortCounter,
         ulp, MemberIndex, MemberMask,
     },
     utilisation::TxSample,
@@ -320,9 +321,11 @@ impl Bond {
         }
     }
 
-    /// `rdma statistic` counters of `port`, or of all members for port 0.
-    pub(crate) fn stats(&self, port: u32, values: &mut [u64; ffi::STAT_COUNT]) {
-        *values = [0; ffi::STAT_COUNT];
+    /// `rdma statistic` counters of `port`, or of all members for port 0:
+    /// `values[c.index()]` is counter `c` (`PortCounter::ALL`), as far as
+    /// `values` reaches.
+    pub(crate) fn stats(&self, port: u32, values: &mut [u64]) {
+        values.fill(0);
         let st = self.state.lock();
         let vdev = self.vdev.lock();
         let only = usize::try_from(port).ok().and_then(|p| p.checked_sub(1));
@@ -338,25 +341,28 @@ impl Bond {
                 .as_ref()
                 .map(|v| v.member_load(u32::try_from(slot).unwrap_or(u32::MAX)))
                 .unwrap_or_default();
-            let row = [
-                u64::from(usable.contains(m)),
-                member.transitions,
-                u64::from(load.qps),
-                u64::from(load.outstanding),
-                st.placed.get(slot).copied().unwrap_or(0),
-                load.wrong_key,
-                load.flushed,
-                0, // QPN collisions: device-wide only
-            ];
+            let row = PortCounter::ALL.map(|counter| match counter {
+                PortCounter::Usable => u64::from(usable.contains(m)),
+                PortCounter::Transitions => member.transitions,
+                PortCounter::Qps => u64::from(load.qps),
+                PortCounter::OutstandingWr => u64::from(load.outstanding),
+                PortCounter::Placements => st.placed.get(slot).copied().unwrap_or(0),
+                PortCounter::WrongMemberKey => load.wrong_key,
+                PortCounter::FlushedWr => load.flushed,
+                PortCounter::QpnCollisions => 0, // device-wide only
+            });
             for (v, r) in values.iter_mut().zip(row) {
                 *v = v.saturating_add(r);
             }
         }
         if only.is_none() {
-            if let Some(total) = values.get_mut(4) {
+            if let Some(total) = values.get_mut(PortCounter::Placements.index()) {
                 *total = st.placements;
             }
-            if let (Some(c), Some(v)) = (values.get_mut(7), vdev.as_ref()) {
+            if let (Some(c), Some(v)) = (
+                values.get_mut(PortCounter::QpnCollisions.index()),
+                vdev.as_ref(),
+            ) {
                 *c = v.qpn_collisions();
             }
         }

@@ -299,23 +299,6 @@ pub(crate) unsafe extern "C" fn mrbond_rs_netdev_unregister(ctx: *mut c_void, if
 #[export_name = "mrbond_rs_dev_ops"]
 pub(crate) static VDEV_OPS: OpsTable = OpsTable::new::<VdevPorts>();
 
-/// Fills `values[0..STAT_COUNT)` for `port` (0: the sum over members).
-///
-/// # Safety
-///
-/// Called by `mrbond_vdev.c` with the bond of a live vdev and room for
-/// `MRBOND_STAT_MAX` values.
-#[no_mangle]
-pub(crate) unsafe extern "C" fn mrbond_rs_vdev_stats(
-    bond_ptr: *mut c_void,
-    port: u32,
-    values: *mut u64,
-) {
-    // SAFETY: as the caller guarantees.
-    let (bond, values) = unsafe { (bond(bond_ptr), &mut *values.cast::<[u64; STAT_COUNT]>()) };
-    bond.stats(port, values);
-}
-
 /// The member slot for a new QP of a PD of the ULP `kern_name`, whose first
 /// QP went to `pd_home` (-1: none yet), for vdev `port` (0: unknown); or
 /// -errno.

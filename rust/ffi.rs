@@ -25,8 +25,6 @@ pub(crate) const NAME_MAX: usize = abi::MRBOND_NAME_MAX as usize;
 /// `MRBOND_MAX_MEMBERS`, which the policy core has as its own.
 pub(crate) const MAX_MEMBERS: usize = abi::MRBOND_MAX_MEMBERS as usize;
 const _: () = assert!(MAX_MEMBERS == crate::policy::MAX_MEMBERS);
-/// `MRBOND_STAT_MAX`: the counters of `enum mrbond_stat`, in order.
-pub(crate) const STAT_COUNT: usize = abi::MRBOND_STAT_MAX as usize;
 
 /// The C side of the ABI, generated from its headers by `tools/abi-regen.sh`
 /// (with compile-time layout assertions): no struct shared with C is written

@@ -3,7 +3,8 @@
 //! The vdev's port verbs: a port is up while the bond's policy finds it
 //! usable (in rail mode port N is member slot N - 1; in active-backup mode
 //! the one port is up while any member is), and reports RoCE values of its
-//! own (`policy::port`) with the MTU and speed of the netdev it is bound to.
+//! own (`policy::port`) with the MTU and speed of the netdev it is bound to;
+//! its counters are its member's (`Bond::stats`).
 
 #![deny(unsafe_code)]
 
@@ -11,8 +12,19 @@ use kernel::{prelude::*, sync::Arc, sync::ArcBorrow};
 
 use crate::{
     bond::Bond,
-    policy::port::{self, IbMtu},
-    rdma::device::{Device, DeviceOps, EthSpeed, LinkLayer, PortAttr, RoceV2Port},
+    policy::port::{self, IbMtu, PortCounter, PORT_COUNTER_COUNT},
+    rdma::device::{Device, DeviceOps, EthSpeed, LinkLayer, PortAttr, RoceV2Port, StatDesc},
+};
+
+/// The descriptors of [`PortCounter::ALL`], in its order.
+static PORT_COUNTERS: [StatDesc; PORT_COUNTER_COUNT] = {
+    let mut descs = [const { StatDesc::new(c"") }; PORT_COUNTER_COUNT];
+    let mut i = 0;
+    while i < PORT_COUNTER_COUNT {
+        descs[i] = StatDesc::new(PortCounter::ALL[i].name());
+        i += 1;
+    }
+    descs
 };
 
 /// The port verbs of every vdev (`mrbond_rs_dev_ops`, in `entry.rs`).
@@ -57,5 +69,17 @@ impl DeviceOps for VdevPorts {
             return Err(EINVAL);
         }
         Ok(port::DEFAULT_PKEY)
+    }
+
+    const HW_STATS: &'static [StatDesc] = &PORT_COUNTERS;
+
+    fn get_hw_stats(
+        bond: ArcBorrow<'_, Bond>,
+        _dev: &Device,
+        port: u32,
+        values: &mut [u64],
+    ) -> Result {
+        bond.stats(port, values);
+        Ok(())
     }
 }

@@ -4,8 +4,7 @@
  * teardown, port binding, the ib_device_ops table (its verbs are in
  * mrbond_verbs_*.c) and the attributes the vdev adds of its own; the
  * members' intersection is Rust's (rust/policy/caps.rs), and so are the
- * port verbs (rust/ports.rs). The counters are asked of Rust through
- * mrbond_rs_* callbacks.
+ * port verbs and counters (rust/ports.rs).
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -70,49 +69,6 @@ static int mrbond_query_device(struct ib_device *ibdev,
 
 	*attr = to_mrbond_vdev(ibdev)->attrs;
 	return 0;
-}
-
-/* In enum mrbond_stat order: Rust fills the values in that order. */
-static const struct rdma_stat_desc mrbond_stat_descs[] = {
-	[MRBOND_STAT_USABLE].name = "usable",
-	[MRBOND_STAT_TRANSITIONS].name = "transitions",
-	[MRBOND_STAT_QPS].name = "qps",
-	[MRBOND_STAT_OUTSTANDING_WR].name = "outstanding_wr",
-	[MRBOND_STAT_PLACEMENTS].name = "placements",
-	[MRBOND_STAT_WRONG_MEMBER_KEY].name = "wrong_member_key",
-	[MRBOND_STAT_FLUSHED_WR].name = "flushed_wr",
-	[MRBOND_STAT_QPN_COLLISIONS].name = "qpn_collisions",
-};
-static_assert(ARRAY_SIZE(mrbond_stat_descs) == MRBOND_STAT_MAX);
-
-static struct rdma_hw_stats *mrbond_alloc_hw_port_stats(struct ib_device *ibdev,
-							u32 port)
-{
-	return rdma_alloc_hw_stats_struct(mrbond_stat_descs,
-					  ARRAY_SIZE(mrbond_stat_descs),
-					  RDMA_HW_STATS_DEFAULT_LIFESPAN);
-}
-
-/* Port 0: only sysfs hw_counters/ shows it; `rdma statistic` is per port. */
-static struct rdma_hw_stats *mrbond_alloc_hw_device_stats(struct ib_device *ibdev)
-{
-	return mrbond_alloc_hw_port_stats(ibdev, 0);
-}
-
-/*
- * Called with stats->lock held; may sleep. Always refreshes every counter
- * and returns how many: nldev prints only the returned count, and the
- * sysfs setup rejects any other value at registration.
- */
-static int mrbond_get_hw_stats(struct ib_device *ibdev,
-			       struct rdma_hw_stats *stats, u32 port, int index)
-{
-	u64 values[MRBOND_STAT_MAX] = {};
-	int n = min_t(int, stats->num_counters, MRBOND_STAT_MAX);
-
-	mrbond_rs_vdev_stats(to_mrbond_vdev(ibdev)->bond, port, values);
-	memcpy(stats->value, values, n * sizeof(values[0]));
-	return n;
 }
 
 /*
@@ -210,7 +166,7 @@ static const struct ib_device_ops mrbond_dev_ops = {
 	/* Never a real driver's id: those container_of our device. */
 	.driver_id = RDMA_DRIVER_UNKNOWN,
 
-	/* The port verbs are Rust's: mrbond_rs_dev_ops (rust/ports.rs). */
+	/* The port verbs and counters: mrbond_rs_dev_ops (rust/ports.rs). */
 	.query_device = mrbond_query_device,
 
 	.alloc_pd = mrbond_alloc_pd,
@@ -237,10 +193,6 @@ static const struct ib_device_ops mrbond_dev_ops = {
 	.dereg_mr = mrbond_dereg_mr,
 	.alloc_mr = mrbond_alloc_mr,
 	.map_mr_sg = mrbond_map_mr_sg,
-
-	.alloc_hw_port_stats = mrbond_alloc_hw_port_stats,
-	.alloc_hw_device_stats = mrbond_alloc_hw_device_stats,
-	.get_hw_stats = mrbond_get_hw_stats,
 
 	/* Required by `rdma link del` (ib_unregister_device_and_put). */
 	.dealloc_driver = mrbond_dealloc_driver,

@@ -200,6 +200,42 @@ pub(crate) trait DeviceOps {
     fn query_pkey(_dev: &Device, _port: u32, _index: u16) -> Result<u16> {
         kernel::build_error(VTABLE_DEFAULT_ERROR)
     }
+
+    /// The counters of every port and of the device (port 0), in the order
+    /// [`DeviceOps::get_hw_stats`] fills them; used only with it.
+    const HW_STATS: &'static [StatDesc] = &[];
+
+    /// `get_hw_stats`: refreshes every counter of `port` (0: the device),
+    /// `values[i]` that of `HW_STATS[i]`. Called with the core's stats
+    /// lock held; may sleep.
+    fn get_hw_stats(
+        _data: <Self::Data as ForeignOwnable>::Borrowed<'_>,
+        _dev: &Device,
+        _port: u32,
+        _values: &mut [u64],
+    ) -> Result {
+        kernel::build_error(VTABLE_DEFAULT_ERROR)
+    }
+}
+
+/// The descriptor of a counter (`struct rdma_stat_desc`): its name in
+/// `rdma statistic` and sysfs `hw_counters/`.
+#[repr(transparent)]
+pub(crate) struct StatDesc(bindings::rdma_stat_desc);
+
+// SAFETY: never written after it is built; its only pointer is a static
+// string.
+unsafe impl Sync for StatDesc {}
+
+impl StatDesc {
+    /// A counter named `name`, without flags.
+    pub(crate) const fn new(name: &'static core::ffi::CStr) -> Self {
+        // SAFETY: all zeroes is a valid `rdma_stat_desc`: no flags, no
+        // private data.
+        let mut desc: bindings::rdma_stat_desc = unsafe { MaybeUninit::zeroed().assume_init() };
+        desc.name = name.as_ptr().cast();
+        Self(desc)
+    }
 }
 
 /// The C entry points of a [`DeviceOps`] implementation: each turns the
@@ -286,6 +322,72 @@ impl<T: DeviceOps> Adapter<T> {
             Ok(0)
         })
     }
+
+    /// The counters `T` keeps, for one port or the device.
+    fn alloc_hw_stats() -> *mut bindings::rdma_hw_stats {
+        let Ok(count) = c_int::try_from(T::HW_STATS.len()) else {
+            return core::ptr::null_mut();
+        };
+        // SAFETY: `HW_STATS` is a static array of `count` descriptors, which
+        // the core keeps a pointer to for the device's lifetime.
+        unsafe {
+            bindings::rdma_alloc_hw_stats_struct(
+                T::HW_STATS.as_ptr().cast(),
+                count,
+                bindings::RDMA_HW_STATS_DEFAULT_LIFESPAN as _,
+            )
+        }
+    }
+
+    /// # Safety
+    ///
+    /// Called by the RDMA core on a device whose table is `T`'s.
+    unsafe extern "C" fn alloc_hw_port_stats(
+        _ibdev: *mut bindings::ib_device,
+        _port: u32,
+    ) -> *mut bindings::rdma_hw_stats {
+        Self::alloc_hw_stats()
+    }
+
+    /// # Safety
+    ///
+    /// Called by the RDMA core on a device whose table is `T`'s.
+    unsafe extern "C" fn alloc_hw_device_stats(
+        _ibdev: *mut bindings::ib_device,
+    ) -> *mut bindings::rdma_hw_stats {
+        Self::alloc_hw_stats()
+    }
+
+    /// Refreshes every counter and returns how many: nldev prints only the
+    /// returned count, and sysfs refuses any other at registration.
+    ///
+    /// # Safety
+    ///
+    /// Called by the RDMA core on a device whose table is `T`'s, whose
+    /// driver data is a `T::Data`, with `stats` from `alloc_hw_stats()` and
+    /// its lock held.
+    unsafe extern "C" fn get_hw_stats(
+        ibdev: *mut bindings::ib_device,
+        stats: *mut bindings::rdma_hw_stats,
+        port: u32,
+        _index: c_int,
+    ) -> c_int {
+        from_result(|| {
+            // SAFETY: the core calls a verb on an allocated device.
+            let dev = unsafe { Device::from_raw(ibdev) };
+            // SAFETY: the device is `T`'s and holds its data until its
+            // `.dealloc_driver`, after its last verb.
+            let data = unsafe { dev.driver_data::<T::Data>() }?;
+            // SAFETY: `stats` is allocated with `num_counters` values, and
+            // the stats lock the core holds makes them this call's.
+            let values = unsafe {
+                let count = usize::try_from((*stats).num_counters)?.min(T::HW_STATS.len());
+                (*stats).value.as_mut_slice(count)
+            };
+            T::get_hw_stats(data, dev, port, values)?;
+            Ok(c_int::try_from(values.len())?)
+        })
+    }
 }
 
 /// An `ib_device_ops` table built from a [`DeviceOps`] implementation. The
@@ -321,6 +423,21 @@ impl OpsTable {
             },
             query_pkey: if T::HAS_QUERY_PKEY {
                 Some(Adapter::<T>::query_pkey)
+            } else {
+                None
+            },
+            alloc_hw_port_stats: if T::HAS_GET_HW_STATS {
+                Some(Adapter::<T>::alloc_hw_port_stats)
+            } else {
+                None
+            },
+            alloc_hw_device_stats: if T::HAS_GET_HW_STATS {
+                Some(Adapter::<T>::alloc_hw_device_stats)
+            } else {
+                None
+            },
+            get_hw_stats: if T::HAS_GET_HW_STATS {
+                Some(Adapter::<T>::get_hw_stats)
             } else {
                 None
             },

@@ -52,6 +52,22 @@ test_statistic() {
 	[[ $(cat "$SYS/mrbond0/ports/1/hw_counters/usable") == 1 ]]
 }
 
+# The port verbs (rust/ports.rs) as the core publishes them: a RoCE port
+# with a 128-entry GID table, the default P_Key alone, CM support, and the
+# rate of the netdev it is bound to, as its member (rxe0) reports it.
+test_port_attributes() {
+	local p=$SYS/mrbond0/ports/1 rc=0
+	[[ $(cat "$p/link_layer") == Ethernet ]] || { echo "link_layer: $(cat "$p/link_layer")"; rc=1; }
+	[[ $(cat "$p/pkeys/0") == 0xffff ]] || { echo "P_Key 0: $(cat "$p/pkeys/0")"; rc=1; }
+	[[ ! -e $p/pkeys/1 ]] || { echo "a second P_Key entry"; rc=1; }
+	[[ $(ls "$p/gids" | wc -l) == 128 ]] || { echo "GID entries: $(ls "$p/gids" | wc -l)"; rc=1; }
+	(($(cat "$p/cap_mask") & 0x10000)) || { echo "cap_mask $(cat "$p/cap_mask"): no CM"; rc=1; }
+	[[ $(cat "$p/phys_state") == *LinkUp* ]] || { echo "phys_state: $(cat "$p/phys_state")"; rc=1; }
+	[[ $(cat "$p/rate") == "$(cat "$SYS/rxe0/ports/1/rate")" ]] ||
+		{ echo "rate $(cat "$p/rate"), rxe0's $(cat "$SYS/rxe0/ports/1/rate")"; rc=1; }
+	return $rc
+}
+
 test_sysfs_writes() {
 	echo lqf >"$SYS/mrbond0/mrbond/policy" || return 1
 	[[ $(cat "$SYS/mrbond0/mrbond/policy") == lqf ]] || return 1
@@ -284,7 +300,7 @@ test_unload_with_bonds() {
 	rdma dev show rxe0 >/dev/null || { echo "members harmed"; return 1; }
 }
 
-ktap_header 17
+ktap_header 18
 if ! out=$(setup_t0 2>&1); then
 	echo "$out" | sed 's/^/# /'
 	echo "Bail out! T0 setup failed"
@@ -293,6 +309,7 @@ fi
 modprobe rdma_mrbond || { echo "Bail out! modprobe rdma_mrbond"; exit 1; }
 run_test create_through_netlink test_create_netlink
 run_test rdma_statistic_counters test_statistic
+run_test port_attributes test_port_attributes
 run_test sysfs_writes_apply test_sysfs_writes
 run_test member_removed_and_readded test_member_loss
 run_test member_netdev_down_up test_link_down_member

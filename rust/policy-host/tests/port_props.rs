@@ -56,3 +56,15 @@ proptest! {
         prop_assert_eq!(ours, iboe_get_mtu(i64::from(eth_mtu)));
     }
 }
+
+#[test]
+fn port_counters_are_listed_in_their_index_order_with_distinct_names() {
+    use mrbond_policy::policy::port::{PortCounter, PORT_COUNTER_COUNT};
+    for (i, counter) in PortCounter::ALL.into_iter().enumerate() {
+        assert_eq!(counter.index(), i, "{counter:?}");
+    }
+    let mut names: Vec<_> = PortCounter::ALL.iter().map(|c| c.name()).collect();
+    names.sort();
+    names.dedup();
+    assert_eq!(names.len(), PORT_COUNTER_COUNT);
+}
