@@ -201,7 +201,8 @@ pub(crate) trait DeviceOps {
         kernel::build_error(VTABLE_DEFAULT_ERROR)
     }
 
-    /// The counters of every port and of the device (port 0), in the order
+    /// The counters of every port (`rdma statistic`) and of the device
+    /// (port 0, which only sysfs `hw_counters/` shows), in the order
     /// [`DeviceOps::get_hw_stats`] fills them; used only with it.
     const HW_STATS: &'static [StatDesc] = &[];
 
