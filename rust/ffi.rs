@@ -9,15 +9,11 @@
 
 use core::{ffi::c_void, ptr::NonNull};
 
-use kernel::{
-    error::to_result, ffi::c_int, prelude::*, str::CStr, sync::Arc, types::ForeignOwnable,
-};
+use kernel::{error::to_result, ffi::c_int, prelude::*, str::CStr, types::ForeignOwnable};
 
 use crate::{
-    bond::Bond,
     policy::caps::{self, DeviceCaps, Limit},
     policy::congestion::Errno,
-    registry::Registry,
 };
 
 /// Longest RDMA device name plus its NUL (`IB_DEVICE_NAME_MAX`).
@@ -97,14 +93,16 @@ impl BondSpec {
 pub(crate) struct Glue(());
 
 impl Glue {
-    /// Registers everything; `registry` receives every callback from now on.
+    /// Registers everything; `ctx` receives every callback from now on.
     ///
     /// # Safety
     ///
-    /// `registry` must stay valid, pinned, until the returned value is dropped.
-    pub(crate) unsafe fn init(registry: &Registry) -> Result<Self> {
-        let ctx = core::ptr::from_ref(registry).cast_mut().cast::<c_void>();
-        // SAFETY: the caller keeps the registry alive until `Drop`.
+    /// `ctx` must be what the entry points take a glue context for (the
+    /// registry, `entry.rs`), and stay valid, pinned, until the returned
+    /// value is dropped.
+    pub(crate) unsafe fn init<T>(ctx: &T) -> Result<Self> {
+        let ctx = core::ptr::from_ref(ctx).cast_mut().cast::<c_void>();
+        // SAFETY: the caller keeps the context alive until `Drop`.
         to_result(unsafe { glue::mrbond_glue_init(ctx) })?;
         // INVARIANT: initialised just above.
         Ok(Self(()))
@@ -120,7 +118,7 @@ impl Glue {
 impl Drop for Glue {
     fn drop(&mut self) {
         // SAFETY: by the type invariant the glue is registered, and the
-        // registry it calls back into outlives this value (module `Drop`).
+        // context it calls back into outlives this value (module `Drop`).
         unsafe { glue::mrbond_glue_exit() };
     }
 }
@@ -390,11 +388,13 @@ unsafe impl Send for Vdev {}
 unsafe impl Sync for Vdev {}
 
 impl Vdev {
-    /// Allocates an unregistered vdev holding a reference to `bond`.
-    pub(crate) fn alloc(bond: Arc<Bond>, nports: u32, guid: u64) -> Result<Self> {
-        let foreign = bond.into_foreign().cast_mut();
-        // SAFETY: `foreign` is an owned Arc reference that the vdev releases
-        // through `mrbond_rs_vdev_release()` in every path.
+    /// Allocates an unregistered vdev that owns `data`, the driver data its
+    /// Rust verbs and callbacks borrow (the bond: `DeviceOps::Data` of
+    /// `ports.rs`, the bond pointer of `entry.rs`).
+    pub(crate) fn alloc<D: ForeignOwnable>(data: D, nports: u32, guid: u64) -> Result<Self> {
+        let foreign = data.into_foreign().cast_mut();
+        // SAFETY: `foreign` is owned data that the vdev releases through
+        // `mrbond_rs_vdev_release()` in every path.
         let ptr = unsafe { glue::mrbond_vdev_alloc(foreign, nports, guid) };
         match NonNull::new(ptr) {
             // INVARIANT: freshly allocated, owned by this handle.
@@ -404,8 +404,8 @@ impl Vdev {
                 caps: DeviceCaps::NONE,
             }),
             None => {
-                // SAFETY: allocation failed, so the reference is still ours.
-                drop(unsafe { Arc::<Bond>::from_foreign(foreign) });
+                // SAFETY: allocation failed, so the data is still ours.
+                drop(unsafe { D::from_foreign(foreign) });
                 Err(ENOMEM)
             }
         }

@@ -14,7 +14,7 @@
 use kernel::{c_str, prelude::*, str::CStr};
 
 use crate::{
-    bond::{Bond, Member, Name},
+    bond::{Bond, Member},
     ffi::{self, KNOB_ECN_COUNT, NAME_MAX},
     knobs,
     policy::{
@@ -22,6 +22,7 @@ use crate::{
         options::{BondOption, BondSetting, Input, MemberOption, MemberSetting},
         MemberIndex,
     },
+    text::Name,
 };
 
 /// A refused or failed request: the errno, and the extack text netlink

@@ -8,8 +8,9 @@
 //! - `policy`: pure `core`-only decisions (placement, eligibility, failover
 //!   planning, knob validation), shared verbatim with the host test crate;
 //! - the safe Rust layer: `registry` (devices and bonds), `bond` (members,
-//!   evaluation, snapshots), `utilisation` (members' transmit rates for
-//!   WRR), `sysfs` (formatting and validated writes),
+//!   evaluation, snapshots; `bond::utilisation`, members' transmit rates
+//!   for WRR), `text` (names, sysfs pages), `sysfs` (formatting and
+//!   validated writes),
 //!   `knobs` (ECN/DCQCN/PFC settings, the PFC fan-out, their reports),
 //!   `options` (every sysfs or netlink write, applied in one place),
 //!   `ports` (the vdev's port verbs);
@@ -37,7 +38,7 @@ mod ports;
 mod rdma;
 mod registry;
 mod sysfs;
-mod utilisation;
+mod text;
 
 module! {
     type: RdmaMrbond,

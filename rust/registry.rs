@@ -13,7 +13,7 @@ use kernel::{
 };
 
 use crate::{
-    bond::{Bond, Member, Name},
+    bond::{Bond, Member},
     ffi::{
         self, BondInfo, BondSpec, IbDevice, MemberSpec, RawIbDevice, RawVdev, Vdev, MAX_MEMBERS,
     },
@@ -24,6 +24,7 @@ use crate::{
         options::{self, BondOption, Input, MemberOption, MemberSetting},
         placement::Policy,
     },
+    text::Name,
 };
 
 /// Most RDMA devices tracked at once (members and candidates).
@@ -221,7 +222,7 @@ impl Registry {
         for bond in self.bonds().iter().flatten() {
             bond.sample_utilisation();
         }
-        crate::utilisation::SAMPLE_PERIOD_MS
+        crate::bond::utilisation::SAMPLE_PERIOD_MS
     }
 
     /// A reference to every bond, taken under the registry lock and used

@@ -10,7 +10,7 @@
 use kernel::prelude::*;
 
 use crate::{
-    bond::{self, emit, Bond},
+    bond::{self, utilisation, Bond},
     ffi::{self, sysfs_attr::*},
     options,
     policy::{
@@ -18,7 +18,7 @@ use crate::{
         options::{admin_name, BondOption, MemberOption},
         MemberIndex,
     },
-    utilisation,
+    text::{emit, BufWriter},
 };
 
 fn ifname(ifindex: u32) -> [u8; 16] {
@@ -53,7 +53,7 @@ pub(crate) fn bond_show(bond: &Bond, attr: u32, page: &mut [u8]) -> isize {
         }
         BOND_MEMBERS => {
             let st = bond.state.lock();
-            let mut w = bond::BufWriter::new(page);
+            let mut w = BufWriter::new(page);
             for m in st.members.iter().flatten() {
                 let _ = core::fmt::Write::write_fmt(&mut w, format_args!("{}\n", m.name.as_cstr()));
             }

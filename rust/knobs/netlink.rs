@@ -7,7 +7,7 @@
 use kernel::{c_str, prelude::*, sync::Arc};
 
 use crate::{
-    bond::{Bond, Name},
+    bond::Bond,
     ffi::{EcnSpec, KnobsInfo, PfcSpec, KNOB_ECN_COUNT, MAX_MEMBERS, NAME_MAX},
     options::{self, ReqError, ReqResult, Target},
     policy::{
@@ -15,6 +15,7 @@ use crate::{
         options::{BondOption, BondSetting, Input, MemberOption, MemberSetting},
     },
     registry::Registry,
+    text::Name,
 };
 
 use super::report;

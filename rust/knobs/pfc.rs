@@ -15,7 +15,7 @@
 use kernel::prelude::*;
 
 use crate::{
-    bond::{usability_name, Bond, Name},
+    bond::{usability_name, Bond},
     ffi::{self, Rtnl, MAX_MEMBERS},
     policy::{
         congestion::{
@@ -25,6 +25,7 @@ use crate::{
         eligibility::Usability,
         MemberIndex,
     },
+    text::Name,
 };
 
 /// Members to visit: slot, name, netdev ifindex (0 while the device is away).

@@ -11,7 +11,7 @@ use core::fmt::Write;
 use kernel::prelude::*;
 
 use crate::{
-    bond::{emit, Bond, BufWriter},
+    bond::Bond,
     ffi::{knob_attr, KnobsInfo, KNOB_ECN_COUNT},
     options,
     policy::{
@@ -20,6 +20,7 @@ use crate::{
         options::{BondOption, MemberOption},
         MemberIndex,
     },
+    text::{emit, BufWriter},
 };
 
 use super::report;

@@ -17,8 +17,8 @@
 
 #![deny(unsafe_code)]
 
+use super::{Bond, BondState, Member};
 use crate::{
-    bond::{Bond, Member},
     ffi::{self, MAX_MEMBERS},
     policy::MemberIndex,
 };
@@ -118,7 +118,7 @@ impl Bond {
 }
 
 /// A member's utilisation in permille of its capacity, `None` while unknown.
-pub(crate) fn utilisation_of(bond_state: &crate::bond::BondState, m: MemberIndex) -> Option<u16> {
+pub(crate) fn utilisation_of(bond_state: &BondState, m: MemberIndex) -> Option<u16> {
     bond_state
         .placer
         .utilisation_known(m)
