@@ -22,6 +22,9 @@ use crate::{bond::Bond, ffi::*, ports::VdevPorts, rdma::device::OpsTable, regist
 /// What sysfs hands a show callback (`PAGE_SIZE`).
 const SYSFS_BUF_LEN: usize = 4096;
 
+/// The glue's context is the registry: `registry()` casts it back.
+impl GlueContext for Registry {}
+
 /// Recovers the registry from the glue's context pointer.
 ///
 /// # Safety

@@ -7,7 +7,7 @@
 //! `abi_generated.rs`) and safe wrappers around the C objects; the C -> Rust
 //! entry points are `entry.rs`. The rest of the crate sees only safe types.
 
-use core::{ffi::c_void, ptr::NonNull};
+use core::{ffi::c_void, pin::Pin, ptr::NonNull};
 
 use kernel::{error::to_result, ffi::c_int, prelude::*, str::CStr, types::ForeignOwnable};
 
@@ -92,17 +92,23 @@ impl BondSpec {
 /// `mrbond_glue_init()` succeeded with a context that outlives this value.
 pub(crate) struct Glue(());
 
+/// What the glue calls back into: implemented only by the type the entry
+/// points cast the glue's context pointer back to (`entry.rs`), so that
+/// `Glue::init` cannot be handed anything else, such as the box holding it.
+pub(crate) trait GlueContext {}
+
 impl Glue {
     /// Registers everything; `ctx` receives every callback from now on.
     ///
     /// # Safety
     ///
-    /// `ctx` must be what the entry points take a glue context for (the
-    /// registry, `entry.rs`), and stay valid, pinned, until the returned
-    /// value is dropped.
-    pub(crate) unsafe fn init<T>(ctx: &T) -> Result<Self> {
-        let ctx = core::ptr::from_ref(ctx).cast_mut().cast::<c_void>();
-        // SAFETY: the caller keeps the context alive until `Drop`.
+    /// `ctx` must stay valid until the returned value is dropped.
+    pub(crate) unsafe fn init<T: GlueContext>(ctx: Pin<&T>) -> Result<Self> {
+        let ctx = core::ptr::from_ref(ctx.get_ref())
+            .cast_mut()
+            .cast::<c_void>();
+        // SAFETY: the caller keeps the context alive until `Drop`; it is
+        // pinned, so the pointer stays its address.
         to_result(unsafe { glue::mrbond_glue_init(ctx) })?;
         // INVARIANT: initialised just above.
         Ok(Self(()))

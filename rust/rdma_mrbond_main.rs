@@ -57,9 +57,9 @@ struct RdmaMrbond {
 impl kernel::Module for RdmaMrbond {
     fn init(_module: &'static ThisModule) -> Result<Self> {
         let registry = KBox::pin_init(registry::Registry::new(), GFP_KERNEL)?;
-        // SAFETY: the registry is pinned in the module state and dropped
-        // only after the glue (see `Drop`).
-        let glue = unsafe { ffi::Glue::init(&registry)? };
+        // SAFETY: the registry lives in the module state and is dropped only
+        // after the glue (see `Drop`).
+        let glue = unsafe { ffi::Glue::init(registry.as_ref())? };
         pr_info!("loaded\n");
         Ok(Self {
             glue: Some(glue),
