@@ -16,7 +16,7 @@
 //!   rolled back on that member and the fan-out goes on with the next
 //!   ([`CONTINUE_AFTER_FAILURE`]).
 
-use super::knobs::Knob;
+use super::knobs::{Knob, KnobValues};
 
 /// The two ECN bits of a traffic class byte.
 pub const ECN_MASK: u8 = 0b11;
@@ -38,6 +38,15 @@ pub const fn qp_traffic_class(requested: u8, default_tclass: u8, ecn: bool) -> u
         dscp | ECT0
     } else {
         dscp
+    }
+}
+
+impl KnobValues {
+    /// The traffic class a bond QP uses when its ULP asks for `requested`
+    /// (see [`qp_traffic_class`]).
+    pub fn qp_traffic_class(&self, requested: u8) -> u8 {
+        let default = u8::try_from(self.get(Knob::Tclass)).unwrap_or(0);
+        qp_traffic_class(requested, default, self.get(Knob::EcnEnable) != 0)
     }
 }
 

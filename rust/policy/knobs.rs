@@ -18,7 +18,6 @@
 //! member's link speed, see [`check_rate_for_link`]),
 //! `rate_reduce_monitor_period` 1..=i32::MAX (OFED parses it with `%d`).
 
-use super::placement::Policy;
 use super::MAX_MEMBERS;
 
 /// Why a value was refused.
@@ -328,13 +327,6 @@ impl KnobValues {
             .copied()
             .unwrap_or(knob.default_value())
     }
-
-    /// The traffic class a bond QP uses when its ULP asks for `requested`
-    /// (see [`super::congestion::qp_traffic_class`]).
-    pub fn qp_traffic_class(&self, requested: u8) -> u8 {
-        let default = u8::try_from(self.get(Knob::Tclass)).unwrap_or(0);
-        super::congestion::qp_traffic_class(requested, default, self.get(Knob::EcnEnable) != 0)
-    }
 }
 
 /// Validates a default traffic class byte.
@@ -447,18 +439,6 @@ pub fn parse_pfc_override(input: &[u8]) -> Result<Option<u8>, ConfigError> {
         return Ok(None);
     }
     validate_pfc_bitmap(parse_number(input)?).map(Some)
-}
-
-/// Parses a policy name.
-pub fn parse_policy(name: &[u8]) -> Result<Policy, ConfigError> {
-    match trim(name) {
-        b"wrr" => Ok(Policy::Wrr),
-        b"lqf" => Ok(Policy::Lqf),
-        b"hash" => Ok(Policy::Hash),
-        b"rr" => Ok(Policy::RoundRobin),
-        b"pinned" => Ok(Policy::Pinned),
-        _ => Err(ConfigError::UnknownPolicy),
-    }
 }
 
 /// Parses a mode name. `802.3ad` (and bonding's aliases) get their own error,

@@ -133,7 +133,7 @@ impl BondOption {
     pub fn parse(self, input: Input<'_>) -> Result<BondSetting, ConfigError> {
         match self {
             BondOption::Policy => match input {
-                Input::Text(t) => knobs::parse_policy(t),
+                Input::Text(t) => Policy::from_name(t),
                 Input::Number(n) => policy_from_id(n).ok_or(ConfigError::UnknownPolicy),
                 Input::Clear => Err(ConfigError::UnknownPolicy),
             }

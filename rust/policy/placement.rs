@@ -62,9 +62,16 @@ impl Policy {
         }
     }
 
-    /// Parses a user-supplied name (see [`knobs::parse_policy`]).
+    /// Parses a user-supplied name, surrounding blanks ignored.
     pub fn from_name(name: &[u8]) -> Result<Policy, ConfigError> {
-        knobs::parse_policy(name)
+        match knobs::trim(name) {
+            b"wrr" => Ok(Policy::Wrr),
+            b"lqf" => Ok(Policy::Lqf),
+            b"hash" => Ok(Policy::Hash),
+            b"rr" => Ok(Policy::RoundRobin),
+            b"pinned" => Ok(Policy::Pinned),
+            _ => Err(ConfigError::UnknownPolicy),
+        }
     }
 }
 

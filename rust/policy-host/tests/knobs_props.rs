@@ -32,7 +32,7 @@ proptest! {
     /// Parsers never panic and accept only the documented names.
     #[test]
     fn parsers_total(bytes in prop::collection::vec(any::<u8>(), 0..20)) {
-        let p = knobs::parse_policy(&bytes);
+        let p = Policy::from_name(&bytes);
         let t = knobs::trim(&bytes);
         prop_assert_eq!(p.is_ok(), Policy::ALL.iter().any(|x| x.name().as_bytes() == t));
         let m = knobs::parse_mode(&bytes);
