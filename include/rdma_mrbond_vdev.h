@@ -56,12 +56,6 @@ struct mrbond_vdev *mrbond_vdev_alloc(void *bond, u32 nports, u64 node_guid);
 int mrbond_vdev_set_port_netdev(struct mrbond_vdev *v, u32 port, int ifindex);
 /* SGEs per WR the vdev accepts: the translated copy lives on the stack. */
 #define MRBOND_MAX_SGE		16
-/*
- * The attributes the vdev will report, zeroed, for Rust to fill with its
- * members' intersection before registration (rust/policy/caps.rs); the
- * vdev's own values are added at registration. NULL once registered.
- */
-struct ib_device_attr *mrbond_vdev_reset_attrs(struct mrbond_vdev *v);
 /* Registers as name ("mrbond%d" picks a free index). Not from an ib_client
  * callback. On failure the vdev is still allocated: call mrbond_vdev_free().
  */

@@ -61,8 +61,6 @@ struct mrbond_vdev {
 	struct ib_device ibdev;		/* offset 0: ib_alloc_device() */
 	void *bond;			/* opaque Rust bond, one reference */
 	u32 nports;
-	/* What query_device reports; written before registration only. */
-	struct ib_device_attr attrs;
 	/* mrbond_vdev_register() succeeded; only the Rust caller's thread. */
 	bool registered;
 	/* GID rescan after a port binding changed while registered. */

@@ -348,14 +348,6 @@ extern "C" {
         ifindex: ffi::c_int,
     ) -> ffi::c_int;
 }
-#[repr(C)]
-#[derive(Debug)]
-pub struct ib_device_attr {
-    _unused: [u8; 0],
-}
-extern "C" {
-    pub fn mrbond_vdev_reset_attrs(v: *mut mrbond_vdev) -> *mut ib_device_attr;
-}
 extern "C" {
     pub fn mrbond_vdev_register(
         v: *mut mrbond_vdev,

@@ -17,6 +17,7 @@ use crate::{
     },
     knobs::state::Knobs,
     policy::{
+        caps::{self, DeviceCaps},
         eligibility::{AdminState, Debounce, EligibilitySet, Inputs, LacpState, Reason, Usability},
         hash::FlowKey,
         knobs::BondMode,
@@ -111,6 +112,8 @@ pub(crate) struct Bond {
     pub(crate) mode: BondMode,
     /// Bond netdev whose slaves' LACP state gates members, 0 for none.
     pub(crate) lacp_source: u32,
+    /// The device attributes, frozen at creation (`crate::vdev_attrs`).
+    pub(crate) caps: DeviceCaps,
     /// Members, eligibility and placement; never held while calling into C
     /// that takes RTNL or removes sysfs files.
     #[pin]
@@ -188,11 +191,13 @@ impl Bond {
         policy: Policy,
         lacp_source: u32,
         ports: u32,
+        caps: DeviceCaps,
     ) -> Result<Arc<Self>> {
         Arc::pin_init(
             pin_init!(Self {
                 mode,
                 lacp_source,
+                caps,
                 state <- new_mutex!(
                     BondState {
                         members: [const { None }; MAX_MEMBERS],
@@ -219,6 +224,12 @@ impl Bond {
             }),
             GFP_KERNEL,
         )
+    }
+
+    /// `None` if `member` is at least as capable as the frozen attributes,
+    /// else the name of the first weaker attribute.
+    pub(crate) fn weaker_attribute(&self, member: &IbDevice) -> Option<&'static str> {
+        caps::weaker(&member.caps(), &self.caps)
     }
 
     /// Writes the bond's device name into `out`; empty while unregistered.

@@ -17,7 +17,7 @@ use kernel::{
     types::ForeignOwnable,
 };
 
-use crate::{bond::Bond, ffi::*, ports::VdevPorts, rdma::device::OpsTable, registry::Registry};
+use crate::{bond::Bond, ffi::*, ports::VdevVerbs, rdma::device::OpsTable, registry::Registry};
 
 /// What sysfs hands a show callback (`PAGE_SIZE`).
 const SYSFS_BUF_LEN: usize = 4096;
@@ -300,7 +300,7 @@ pub(crate) unsafe extern "C" fn mrbond_rs_netdev_unregister(ctx: *mut c_void, if
 /// The vdev's verbs that Rust implements (`ports.rs`): `mrbond_vdev.c`
 /// sets them before its own table, which fills the rest.
 #[export_name = "mrbond_rs_dev_ops"]
-pub(crate) static VDEV_OPS: OpsTable = OpsTable::new::<VdevPorts>();
+pub(crate) static VDEV_OPS: OpsTable = OpsTable::new::<VdevVerbs>();
 
 /// The member slot for a new QP of a PD of the ULP `kern_name`, whose first
 /// QP went to `pd_home` (-1: none yet), for vdev `port` (0: unknown); or

@@ -21,6 +21,9 @@ pub(crate) const NAME_MAX: usize = abi::MRBOND_NAME_MAX as usize;
 /// `MRBOND_MAX_MEMBERS`, which the policy core has as its own.
 pub(crate) const MAX_MEMBERS: usize = abi::MRBOND_MAX_MEMBERS as usize;
 const _: () = assert!(MAX_MEMBERS == crate::policy::MAX_MEMBERS);
+/// The most SGEs a post may carry: the verbs proxy translates the list on
+/// its stack.
+pub(crate) const MAX_SGE: u32 = abi::MRBOND_MAX_SGE;
 
 /// The C side of the ABI, generated from its headers by `tools/abi-regen.sh`
 /// (with compile-time layout assertions): no struct shared with C is written
@@ -331,48 +334,6 @@ impl IbDevice {
     }
 }
 
-/// Member capabilities the vdev inherits unchanged, because they only
-/// describe how a member's own QPs behave and every vdev QP lives on one
-/// member. Every other flag is dropped until the data path implements it
-/// (MWs, XRC, SRQ resize, flush/atomic write, APM, raw packet, checksum
-/// offloads, flow steering); FRWR is the vdev's own (`mrbond_vdev.c`).
-const DEVICE_CAP_INHERITED: u64 = {
-    use crate::rdma::bindings::*;
-    // `enum ib_device_cap_flags` is a C `unsigned long`: 64 bits here.
-    (ib_device_cap_flags_IB_DEVICE_RC_RNR_NAK_GEN
-        | ib_device_cap_flags_IB_DEVICE_CURR_QP_STATE_MOD
-        | ib_device_cap_flags_IB_DEVICE_UD_AV_PORT_ENFORCE) as u64
-};
-
-/// The limits of `caps` into the core's attribute struct. Each is a minimum
-/// of values read from fields of the same types, so each fits.
-fn write_attrs(a: &mut crate::rdma::bindings::ib_device_attr, caps: &DeviceCaps) {
-    let int = |l: Limit| c_int::try_from(caps.get(l)).unwrap_or(c_int::MAX);
-    let uint = |l: Limit| u32::try_from(caps.get(l)).unwrap_or(u32::MAX);
-    a.max_mr_size = caps.get(Limit::MaxMrSize);
-    a.max_qp = int(Limit::MaxQp);
-    a.max_qp_wr = int(Limit::MaxQpWr);
-    a.max_send_sge = int(Limit::MaxSendSge);
-    a.max_recv_sge = int(Limit::MaxRecvSge);
-    a.max_sge_rd = int(Limit::MaxSgeRd);
-    a.max_cq = int(Limit::MaxCq);
-    a.max_cqe = int(Limit::MaxCqe);
-    a.max_mr = int(Limit::MaxMr);
-    a.max_pd = int(Limit::MaxPd);
-    a.max_qp_rd_atom = int(Limit::MaxQpRdAtom);
-    a.max_res_rd_atom = int(Limit::MaxResRdAtom);
-    a.max_qp_init_rd_atom = int(Limit::MaxQpInitRdAtom);
-    a.atomic_cap = uint(Limit::AtomicCap);
-    a.masked_atomic_cap = uint(Limit::MaskedAtomicCap);
-    a.max_ah = int(Limit::MaxAh);
-    a.max_fast_reg_page_list_len = uint(Limit::MaxFastRegPageListLen);
-    a.page_size_cap = caps.page_size_cap;
-    a.device_cap_flags = caps.cap_flags;
-    a.local_ca_ack_delay = caps.local_ca_ack_delay;
-    // The ports' P_Key table, as `query_port` reports it.
-    a.max_pkeys = crate::policy::port::PKEY_TABLE_LEN;
-}
-
 /// A bond's virtual ib_device.
 ///
 /// # Invariants
@@ -382,9 +343,6 @@ fn write_attrs(a: &mut crate::rdma::bindings::ib_device_attr, caps: &DeviceCaps)
 pub(crate) struct Vdev {
     ptr: NonNull<RawVdev>,
     registered: bool,
-    /// The attributes frozen by [`Vdev::set_attrs`], which a member
-    /// joining later must cover.
-    caps: DeviceCaps,
 }
 
 // SAFETY: the C vdev is internally synchronised; the handle only passes it on.
@@ -407,7 +365,6 @@ impl Vdev {
             Some(ptr) => Ok(Self {
                 ptr,
                 registered: false,
-                caps: DeviceCaps::NONE,
             }),
             None => {
                 // SAFETY: allocation failed, so the data is still ours.
@@ -426,42 +383,6 @@ impl Vdev {
         let ifindex = c_int::try_from(ifindex).map_err(|_| EINVAL)?;
         // SAFETY: by the type invariant the vdev is alive.
         to_result(unsafe { glue::mrbond_vdev_set_port_netdev(self.raw(), port, ifindex) })
-    }
-
-    /// Freezes the device attributes as the intersection of `members`'
-    /// (the core copies them once, at registration: refused after it).
-    pub(crate) fn set_attrs(&mut self, members: &[Option<&IbDevice>; MAX_MEMBERS]) {
-        if self.registered {
-            return;
-        }
-        let mut all = [DeviceCaps::NONE; MAX_MEMBERS];
-        let mut n = 0usize;
-        for (slot, m) in all.iter_mut().zip(members.iter().flatten()) {
-            *slot = m.caps();
-            n = n.saturating_add(1);
-        }
-        let mut caps = caps::intersect(all.get(..n).unwrap_or(&[]), DEVICE_CAP_INHERITED);
-        // The translated SGE list of a post lives on the stack; ULPs size
-        // max_send_sge from max_sge_rd too (nvmet takes the larger).
-        for limit in [Limit::MaxSendSge, Limit::MaxRecvSge, Limit::MaxSgeRd] {
-            caps.clamp(limit, u64::from(glue::MRBOND_MAX_SGE));
-        }
-        // SAFETY: the vdev is alive.
-        let raw = unsafe { glue::mrbond_vdev_reset_attrs(self.raw()) };
-        let Some(mut attrs) = NonNull::new(raw.cast::<crate::rdma::bindings::ib_device_attr>())
-        else {
-            return;
-        };
-        // SAFETY: the vdev is unregistered (the pointer is not NULL), so
-        // nobody else reads or writes its attributes: they are ours to fill.
-        write_attrs(unsafe { attrs.as_mut() }, &caps);
-        self.caps = caps;
-    }
-
-    /// `None` if `member` is at least as capable as the frozen attributes,
-    /// else the name of the first weaker attribute.
-    pub(crate) fn weaker_attribute(&self, member: &IbDevice) -> Option<&'static str> {
-        caps::weaker(&member.caps(), &self.caps)
     }
 
     /// Registers the device as `name` (`mrbond%d` picks the index).

@@ -4,7 +4,8 @@
 //! usable (in rail mode port N is member slot N - 1; in active-backup mode
 //! the one port is up while any member is), and reports RoCE values of its
 //! own (`policy::port`) with the MTU and speed of the netdev it is bound to;
-//! its counters are its member's (`Bond::stats`).
+//! its counters are its member's (`Bond::stats`). `query_device` is here
+//! too, as the one other verb in the table, answered by `vdev_attrs`.
 
 #![deny(unsafe_code)]
 
@@ -13,7 +14,10 @@ use kernel::{prelude::*, sync::Arc, sync::ArcBorrow};
 use crate::{
     bond::Bond,
     policy::port::{self, IbMtu, PortCounter, PORT_COUNTER_COUNT},
-    rdma::device::{Device, DeviceOps, EthSpeed, LinkLayer, PortAttr, RoceV2Port, StatDesc},
+    rdma::device::{
+        Device, DeviceAttr, DeviceOps, EthSpeed, LinkLayer, PortAttr, RoceV2Port, StatDesc,
+    },
+    vdev_attrs,
 };
 
 /// The descriptors of [`PortCounter::ALL`], in its order.
@@ -27,12 +31,18 @@ static PORT_COUNTERS: [StatDesc; PORT_COUNTER_COUNT] = {
     descs
 };
 
-/// The port verbs of every vdev (`mrbond_rs_dev_ops`, in `entry.rs`).
-pub(crate) struct VdevPorts;
+/// The verbs of every vdev that Rust implements (`mrbond_rs_dev_ops`, in
+/// `entry.rs`).
+pub(crate) struct VdevVerbs;
 
 #[vtable]
-impl DeviceOps for VdevPorts {
+impl DeviceOps for VdevVerbs {
     type Data = Arc<Bond>;
+
+    fn query_device(bond: ArcBorrow<'_, Bond>, dev: &Device, attr: &mut DeviceAttr<'_>) -> Result {
+        vdev_attrs::report(&bond.caps, dev, attr);
+        Ok(())
+    }
 
     /// Takes RTNL (the netdev's speed): the bond's state lock is dropped
     /// before, so no bond lock nests around RTNL.

@@ -39,6 +39,7 @@ mod rdma;
 mod registry;
 mod sysfs;
 mod text;
+mod vdev_attrs;
 
 module! {
     type: RdmaMrbond,

@@ -25,6 +25,7 @@ use crate::{
         placement::Policy,
     },
     text::Name,
+    vdev_attrs,
 };
 
 /// Most RDMA devices tracked at once (members and candidates).
@@ -382,8 +383,7 @@ impl Registry {
             BondMode::Rail => u32::try_from(count).map_err(|_| ReqError::internal(EINVAL))?,
             BondMode::ActiveBackup => 1,
         };
-        let bond = Bond::new(mode, policy, lacp_source, ports)
-            .map_err(|e| ReqError::new(e, c_str!("cannot allocate the bond")))?;
+        let bond;
         let mut vdev;
         {
             let mut inner = self.inner.lock();
@@ -394,8 +394,6 @@ impl Registry {
                 .ok_or(ReqError::new(ENOSPC, c_str!("too many bonds")))?;
             let guid = GUID_BASE | inner.next_guid;
             inner.next_guid = inner.next_guid.wrapping_add(1);
-            vdev = Vdev::alloc(bond.clone(), ports, guid)
-                .map_err(|e| ReqError::new(e, c_str!("cannot allocate the RDMA device")))?;
             let mut devs: [Option<&IbDevice>; MAX_MEMBERS] = [None; MAX_MEMBERS];
             // Checked before the new bond's lock is taken: the check locks
             // the other bonds, and two locks of one class are never nested.
@@ -405,6 +403,10 @@ impl Registry {
                     *d = Some(dev);
                 }
             }
+            bond = Bond::new(mode, policy, lacp_source, ports, vdev_attrs::freeze(&devs))
+                .map_err(|e| ReqError::new(e, c_str!("cannot allocate the bond")))?;
+            vdev = Vdev::alloc(bond.clone(), ports, guid)
+                .map_err(|e| ReqError::new(e, c_str!("cannot allocate the RDMA device")))?;
             {
                 let mut st = bond.state.lock();
                 for (slot, (name, weight, admin)) in members.iter().flatten().enumerate() {
@@ -430,7 +432,6 @@ impl Registry {
                         .map_err(ReqError::internal)?;
                 }
             }
-            vdev.set_attrs(&devs);
             if let Some(slot) = inner.bonds.get_mut(free) {
                 *slot = Some(bond.clone());
             }
@@ -559,7 +560,7 @@ impl Registry {
                     knobs::validate_weight(u64::from(m.weight))?;
                 }
                 if let Some(v) = bond.vdev.lock().as_ref() {
-                    if let Some(attr) = v.weaker_attribute(dev) {
+                    if let Some(attr) = bond.weaker_attribute(dev) {
                         pr_warn!("{}: {} refused: weaker {}\n", v.name(), dev.name(), attr);
                         return Err(ReqError::new(
                             EINVAL,

@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The virtual RoCE ib_device of a bond: allocation, registration and
- * teardown, port binding, the ib_device_ops table (its verbs are in
- * mrbond_verbs_*.c) and the attributes the vdev adds of its own; the
- * members' intersection is Rust's (rust/policy/caps.rs), and so are the
- * port verbs and counters (rust/ports.rs).
+ * teardown, port binding and the ib_device_ops table of the verbs still in
+ * C (mrbond_verbs_*.c). The device attributes (rust/vdev_attrs.rs), the port
+ * verbs and the counters (rust/ports.rs) are Rust's.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -26,49 +25,9 @@
 #include "rdma_mrbond_vdev_priv.h"
 #include "rdma_mrbond_verbs_priv.h"
 
-/* What the vdev itself provides, whatever its members are. */
-#define MRBOND_DEVICE_CAP_OWN						\
-	((u64)(IB_DEVICE_PORT_ACTIVE_EVENT | IB_DEVICE_SYS_IMAGE_GUID))
-
 static struct mrbond_vdev *to_mrbond_vdev(struct ib_device *ibdev)
 {
 	return container_of(ibdev, struct mrbond_vdev, ibdev);
-}
-
-/* The vdev's own values, whatever the members: added at registration. */
-static void mrbond_vdev_own_attrs(struct mrbond_vdev *v)
-{
-	struct ib_device_attr *a = &v->attrs;
-
-	a->device_cap_flags |= MRBOND_DEVICE_CAP_OWN;
-	/* `rdma link del` checks the frozen copy (nldev_dellink). */
-	a->kernel_cap_flags = IBK_ALLOW_USER_UNREG | IBK_LOCAL_DMA_LKEY;
-	/* FRWR: alloc_mr, map_mr_sg, REG_MR and LOCAL_INV are proxied. */
-	a->device_cap_flags |= IB_DEVICE_MEM_MGT_EXTENSIONS;
-	/*
-	 * 0 keeps rdma_rw from registering local MRs per READ (it would
-	 * need them on the QP's member): nvmet then uses only the peer's
-	 * rkeys and the local DMA lkey.
-	 */
-	a->max_sgl_rd = 0;
-	/* Never a member's: the vdev is its own system image. */
-	a->sys_image_guid = v->ibdev.node_guid;
-	a->vendor_id = 0;
-	a->vendor_part_id = 0;
-	a->hw_ver = 0;
-	a->fw_ver = 0;
-}
-
-static int mrbond_query_device(struct ib_device *ibdev,
-			       struct ib_device_attr *attr,
-			       struct ib_udata *udata)
-{
-	/* No ucontext: only kernel callers, with an empty udata. */
-	if (udata && (udata->inlen || udata->outlen))
-		return -EINVAL;
-
-	*attr = to_mrbond_vdev(ibdev)->attrs;
-	return 0;
 }
 
 /*
@@ -166,9 +125,10 @@ static const struct ib_device_ops mrbond_dev_ops = {
 	/* Never a real driver's id: those container_of our device. */
 	.driver_id = RDMA_DRIVER_UNKNOWN,
 
-	/* The port verbs and counters: mrbond_rs_dev_ops (rust/ports.rs). */
-	.query_device = mrbond_query_device,
-
+	/*
+	 * query_device, the port verbs and the counters: mrbond_rs_dev_ops
+	 * (rust/ports.rs).
+	 */
 	.alloc_pd = mrbond_alloc_pd,
 	.dealloc_pd = mrbond_dealloc_pd,
 	.create_cq = mrbond_create_cq,
@@ -345,19 +305,6 @@ int mrbond_vdev_set_port_netdev(struct mrbond_vdev *v, u32 port, int ifindex)
 	return ret;
 }
 
-/*
- * The core copies attrs into ibdev->attrs once, inside ib_register_device(),
- * and ULPs read that copy directly: Rust fills them before, never after.
- */
-struct ib_device_attr *mrbond_vdev_reset_attrs(struct mrbond_vdev *v)
-{
-	/* query_device reports these: never rewritten once registered. */
-	if (WARN_ON_ONCE(v->registered))
-		return NULL;
-	memset(&v->attrs, 0, sizeof(v->attrs));
-	return &v->attrs;
-}
-
 int mrbond_vdev_register(struct mrbond_vdev *v, const char *name,
 			 bool user_named)
 {
@@ -368,7 +315,6 @@ int mrbond_vdev_register(struct mrbond_vdev *v, const char *name,
 
 	if (user_named)
 		ib_mark_name_assigned_by_user(&v->ibdev);
-	mrbond_vdev_own_attrs(v);
 
 	/*
 	 * Our handle's reference, taken first: with IBK_ALLOW_USER_UNREG a
@@ -452,7 +398,8 @@ u32 mrbond_vdev_index(const struct mrbond_vdev *v)
 
 bool mrbond_is_vdev(const struct ib_device *dev)
 {
-	return dev->ops.query_device == mrbond_query_device;
+	/* Every vdev has it; no other device has a verb of this module. */
+	return dev->ops.query_device == mrbond_rs_dev_ops.query_device;
 }
 
 struct mrbond_vdev *mrbond_vdev_from_ibdev(struct ib_device *dev)

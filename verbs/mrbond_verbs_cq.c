@@ -53,7 +53,7 @@ int mrbond_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 
 	if (attrs || attr->flags)
 		return -EOPNOTSUPP;
-	if (attr->cqe < 1 || attr->cqe > v->attrs.max_cqe)
+	if (attr->cqe < 1 || attr->cqe > v->ibdev.attrs.max_cqe)
 		return -EINVAL;
 	/*
 	 * Every WR of the CQ's QPs may come back as a synthesised flush, and

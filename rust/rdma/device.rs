@@ -14,7 +14,10 @@ use kernel::{
 };
 
 use super::bindings;
-use crate::policy::port::IbMtu;
+use crate::policy::{
+    caps::{DeviceCaps, Limit},
+    port::IbMtu,
+};
 
 /// An RDMA device of this module, as one of its verbs sees it.
 ///
@@ -60,6 +63,13 @@ impl Device {
         Ok(unsafe { T::borrow(data) })
     }
 
+    /// The node GUID, in the network byte order the core keeps it in.
+    pub(crate) fn node_guid_be(&self) -> u64 {
+        // SAFETY: by the type invariant the device is allocated; the GUID is
+        // set before registration and never written after it.
+        unsafe { (*self.raw()).node_guid }
+    }
+
     /// The Ethernet MTU of the netdev `port` is bound to, if it has one.
     pub(crate) fn port_netdev_mtu(&self, port: u32) -> Option<u32> {
         // SAFETY: by the type invariant the device is allocated; the core
@@ -102,6 +112,70 @@ impl EthSpeed {
         speed: bindings::ib_port_speed_IB_SPEED_SDR as u16,
         width: bindings::ib_port_width_IB_WIDTH_1X as u8,
     };
+}
+
+/// The attributes a `query_device` fills, zeroed by its adapter.
+///
+/// # Invariants
+///
+/// `0` is the `ib_device_attr` of the current `query_device` call.
+pub(crate) struct DeviceAttr<'a>(&'a mut bindings::ib_device_attr);
+
+impl DeviceAttr<'_> {
+    /// Sets the limits, page sizes, capability flags and ACK delay of
+    /// `caps`. Each limit was read from a field of the same type (see the
+    /// readers of [`DeviceCaps`]) or lowered since, so each fits.
+    pub(crate) fn set_caps(&mut self, caps: &DeviceCaps) {
+        let int = |l: Limit| c_int::try_from(caps.get(l)).unwrap_or(c_int::MAX);
+        let uint = |l: Limit| u32::try_from(caps.get(l)).unwrap_or(u32::MAX);
+        let a = &mut *self.0;
+        a.max_mr_size = caps.get(Limit::MaxMrSize);
+        a.max_qp = int(Limit::MaxQp);
+        a.max_qp_wr = int(Limit::MaxQpWr);
+        a.max_send_sge = int(Limit::MaxSendSge);
+        a.max_recv_sge = int(Limit::MaxRecvSge);
+        a.max_sge_rd = int(Limit::MaxSgeRd);
+        a.max_cq = int(Limit::MaxCq);
+        a.max_cqe = int(Limit::MaxCqe);
+        a.max_mr = int(Limit::MaxMr);
+        a.max_pd = int(Limit::MaxPd);
+        a.max_qp_rd_atom = int(Limit::MaxQpRdAtom);
+        a.max_res_rd_atom = int(Limit::MaxResRdAtom);
+        a.max_qp_init_rd_atom = int(Limit::MaxQpInitRdAtom);
+        a.atomic_cap = uint(Limit::AtomicCap);
+        a.masked_atomic_cap = uint(Limit::MaskedAtomicCap);
+        a.max_ah = int(Limit::MaxAh);
+        a.max_fast_reg_page_list_len = uint(Limit::MaxFastRegPageListLen);
+        a.page_size_cap = caps.page_size_cap;
+        a.device_cap_flags = caps.cap_flags;
+        a.local_ca_ack_delay = caps.local_ca_ack_delay;
+    }
+
+    /// Adds `enum ib_device_cap_flags` bits.
+    pub(crate) fn add_cap_flags(&mut self, flags: u64) {
+        self.0.device_cap_flags |= flags;
+    }
+
+    /// Sets the `enum ib_kernel_cap_flags` bits.
+    pub(crate) fn set_kernel_cap_flags(&mut self, flags: u64) {
+        self.0.kernel_cap_flags = flags;
+    }
+
+    /// Sets how many SGEs an RDMA READ's local MR list may have; 0 makes
+    /// rdma_rw register none.
+    pub(crate) fn set_max_sgl_rd(&mut self, sges: u32) {
+        self.0.max_sgl_rd = sges;
+    }
+
+    /// Sets the system image GUID, in network byte order.
+    pub(crate) fn set_sys_image_guid_be(&mut self, guid: u64) {
+        self.0.sys_image_guid = guid;
+    }
+
+    /// Sets the P_Key table size of every port.
+    pub(crate) fn set_max_pkeys(&mut self, pkeys: u16) {
+        self.0.max_pkeys = pkeys;
+    }
 }
 
 /// The attributes a `query_port` fills, which the core has zeroed.
@@ -176,6 +250,16 @@ pub(crate) trait DeviceOps {
     /// The driver data the device holds (`mrbond_rdma_driver_data()`).
     type Data: ForeignOwnable;
 
+    /// `query_device`: the device's attributes, for a kernel caller (the
+    /// core at registration, which keeps the copy ULPs read). May sleep.
+    fn query_device(
+        _data: <Self::Data as ForeignOwnable>::Borrowed<'_>,
+        _dev: &Device,
+        _attr: &mut DeviceAttr<'_>,
+    ) -> Result {
+        kernel::build_error(VTABLE_DEFAULT_ERROR)
+    }
+
     /// `query_port`: the attributes of `port`. May sleep.
     fn query_port(
         _data: <Self::Data as ForeignOwnable>::Borrowed<'_>,
@@ -244,6 +328,42 @@ impl StatDesc {
 struct Adapter<T: DeviceOps>(PhantomData<T>);
 
 impl<T: DeviceOps> Adapter<T> {
+    /// Refuses user data: this layer has no user verbs (no ucontext), so
+    /// only a kernel caller, with no udata or an empty one, gets an answer.
+    ///
+    /// # Safety
+    ///
+    /// Called by the RDMA core on a device whose table is `T`'s, whose
+    /// driver data is a `T::Data`, with `attr` and `udata` of this call.
+    unsafe extern "C" fn query_device(
+        ibdev: *mut bindings::ib_device,
+        attr: *mut bindings::ib_device_attr,
+        udata: *mut bindings::ib_udata,
+    ) -> c_int {
+        from_result(|| {
+            // SAFETY: `udata` is NULL or the core's, valid for the call.
+            if let Some(udata) = unsafe { udata.as_ref() } {
+                if udata.inlen != 0 || udata.outlen != 0 {
+                    return Err(EINVAL);
+                }
+            }
+            // SAFETY: the core calls a verb on an allocated device.
+            let dev = unsafe { Device::from_raw(ibdev) };
+            // SAFETY: the device is `T`'s and holds its data until its
+            // `.dealloc_driver`, after its last verb.
+            let data = unsafe { dev.driver_data::<T::Data>() }?;
+            // SAFETY: `attr` is this call's, valid for writes and unaliased;
+            // all zeroes is a valid `ib_device_attr`.
+            let attr = unsafe {
+                attr.write(MaybeUninit::zeroed().assume_init());
+                &mut *attr
+            };
+            // INVARIANT: `attr` is this call's.
+            T::query_device(data, dev, &mut DeviceAttr(attr))?;
+            Ok(0)
+        })
+    }
+
     /// # Safety
     ///
     /// Called by the RDMA core on a device whose table is `T`'s, whose
@@ -407,6 +527,11 @@ impl OpsTable {
     /// Builds the table of `T`'s verbs.
     pub(crate) const fn new<T: DeviceOps>() -> Self {
         Self(bindings::ib_device_ops {
+            query_device: if T::HAS_QUERY_DEVICE {
+                Some(Adapter::<T>::query_device)
+            } else {
+                None
+            },
             query_port: if T::HAS_QUERY_PORT {
                 Some(Adapter::<T>::query_port)
             } else {

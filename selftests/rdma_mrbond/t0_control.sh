@@ -68,6 +68,28 @@ test_port_attributes() {
 	return $rc
 }
 
+# query_device (Rust): the members' capability flags that describe how their
+# own QPs behave, plus the vdev's own (port events, its own system image,
+# FRWR), and none of the others (rxe has memory windows, SRQ resize, APM);
+# its own system image GUID; and the cap the proxy's SGE list sets.
+test_device_attributes() {
+	local rc=0 own inherited want got
+	own='["MEM_MGT_EXTENSIONS","PORT_ACTIVE_EVENT","SYS_IMAGE_GUID"]'
+	inherited='["CURR_QP_STATE_MOD","RC_RNR_NAK_GEN","UD_AV_PORT_ENFORCE"]'
+	want=$(rdma -j -d dev show rxe0 |
+		jq -c --argjson own "$own" --argjson inh "$inherited" \
+			'.[0].caps as $m | ($own + [$inh[] | select(. as $c | $m | index($c))]) | sort')
+	got=$(rdma -j -d dev show mrbond0 | jq -c '.[0].caps | sort')
+	[[ -n $want && $got == "$want" ]] || { echo "caps $got, want $want"; rc=1; }
+	rdma -j -d dev show rxe0 | jq -e '.[0].caps | index("MEM_WINDOW")' >/dev/null ||
+		{ echo "rxe0 has no MEM_WINDOW: the test sees nothing dropped"; rc=1; }
+	[[ $(cat "$SYS/mrbond0/sys_image_guid") == "$(cat "$SYS/mrbond0/node_guid")" ]] ||
+		{ echo "sys_image_guid $(cat "$SYS/mrbond0/sys_image_guid")"; rc=1; }
+	[[ $(cat "$SYS/mrbond0/sys_image_guid") != "$(cat "$SYS/rxe0/sys_image_guid")" ]] ||
+		{ echo "sys_image_guid is rxe0's"; rc=1; }
+	return $rc
+}
+
 test_sysfs_writes() {
 	echo lqf >"$SYS/mrbond0/mrbond/policy" || return 1
 	[[ $(cat "$SYS/mrbond0/mrbond/policy") == lqf ]] || return 1
@@ -300,7 +322,7 @@ test_unload_with_bonds() {
 	rdma dev show rxe0 >/dev/null || { echo "members harmed"; return 1; }
 }
 
-ktap_header 18
+ktap_header 19
 if ! out=$(setup_t0 2>&1); then
 	echo "$out" | sed 's/^/# /'
 	echo "Bail out! T0 setup failed"
@@ -310,6 +332,7 @@ modprobe rdma_mrbond || { echo "Bail out! modprobe rdma_mrbond"; exit 1; }
 run_test create_through_netlink test_create_netlink
 run_test rdma_statistic_counters test_statistic
 run_test port_attributes test_port_attributes
+run_test device_attributes test_device_attributes
 run_test sysfs_writes_apply test_sysfs_writes
 run_test member_removed_and_readded test_member_loss
 run_test member_netdev_down_up test_link_down_member
