@@ -739,16 +739,16 @@ pub fn knobs_parse_names() -> CaseResult {
         )?;
     }
     ensure(
-        knobs::parse_policy(b"rr\n") == Ok(Policy::RoundRobin),
+        Policy::from_name(b"rr\n") == Ok(Policy::RoundRobin),
         "newline",
     )?;
-    ensure(knobs::parse_policy(b"lqf\0") == Ok(Policy::Lqf), "nul")?;
+    ensure(Policy::from_name(b"lqf\0") == Ok(Policy::Lqf), "nul")?;
     ensure(
-        knobs::parse_policy(b"WRR") == Err(ConfigError::UnknownPolicy),
+        Policy::from_name(b"WRR") == Err(ConfigError::UnknownPolicy),
         "case sensitive",
     )?;
     ensure(
-        knobs::parse_policy(b"") == Err(ConfigError::UnknownPolicy),
+        Policy::from_name(b"") == Err(ConfigError::UnknownPolicy),
         "empty",
     )?;
     ensure(knobs::parse_mode(b"rail") == Ok(BondMode::Rail), "rail")?;

@@ -161,9 +161,16 @@ mad_capture_stop() {
 	[[ -n ${MAD_CAPTURE_PID:-} ]] && kill "$MAD_CAPTURE_PID" 2>/dev/null && wait "$MAD_CAPTURE_PID" 2>/dev/null
 	MAD_CAPTURE_PID=
 }
+# By interface, direction, source and destination IP (ports dropped) and
+# length: a MAD that reaches a rail but not the member's CM shows whom it was
+# addressed to.
 mad_capture_report() {
-	echo "CM MADs by interface and direction during $1:"
-	awk '{ print $1, $2 }' "$TB_TMP/mad-$1" | sort | uniq -c
+	echo "CM MADs by interface, direction, addresses and length during $1:"
+	awk '{
+		src = $4; dst = $6
+		sub(/\.[0-9]+$/, "", src); sub(/\.[0-9]+:?$/, "", dst)
+		print $1, $2, src, ">", dst, "len", $NF
+	}' "$TB_TMP/mad-$1" | sort | uniq -c
 }
 
 # A test that fails on one guest asks the other for its diagnostics too: the
