@@ -140,6 +140,9 @@ diag() {
 	bq nvme list-subsys
 	bq rdma res show cm_id
 	bq rdma res show qp | grep -v 'type GSI'
+	# A member's QP1 that stopped taking MADs: its state, and its CQ's.
+	bq rdma res show qp | grep 'type GSI' | grep -v '^link mrbond'
+	bq rdma res show cq | grep -w ib_core
 	if [[ $MODE == bond && -d $SYS/mrbond0 ]]; then
 		local p m
 		for ((p = 1; p <= MRBOND_LINKS; p++)); do bq rdma statistic show link "mrbond0/$p"; done
