@@ -62,16 +62,14 @@ impl Policy {
         }
     }
 
-    /// Parses a user-supplied name, surrounding blanks ignored.
+    /// Parses a user-supplied name, surrounding blanks ignored: the
+    /// inverse of [`Policy::name`].
     pub fn from_name(name: &[u8]) -> Result<Policy, ConfigError> {
-        match knobs::trim(name) {
-            b"wrr" => Ok(Policy::Wrr),
-            b"lqf" => Ok(Policy::Lqf),
-            b"hash" => Ok(Policy::Hash),
-            b"rr" => Ok(Policy::RoundRobin),
-            b"pinned" => Ok(Policy::Pinned),
-            _ => Err(ConfigError::UnknownPolicy),
-        }
+        let name = knobs::trim(name);
+        Policy::ALL
+            .into_iter()
+            .find(|p| p.name().as_bytes() == name)
+            .ok_or(ConfigError::UnknownPolicy)
     }
 }
 
