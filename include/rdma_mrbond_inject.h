@@ -23,6 +23,10 @@ enum mrbond_inject_point {
 	MRBOND_INJECT_ATTACH_FAIL,
 	/* A member got a REQ, not yet handed to the vdev: the peer waits. */
 	MRBOND_INJECT_CM_REQ_IN,
+	/* The vdev sent a CM REQ, not yet on a member: the link may go. */
+	MRBOND_INJECT_GSI_REQ_OUT,
+	/* A member turned unusable, its QPs not yet moved to ERR. */
+	MRBOND_INJECT_MEMBER_FAIL,
 	MRBOND_INJECT_NR,
 };
 

@@ -25,6 +25,8 @@ static const char * const mrbond_inject_names[MRBOND_INJECT_NR] = {
 	[MRBOND_INJECT_CM_LISTEN] = "cm_listen",
 	[MRBOND_INJECT_ATTACH_FAIL] = "attach_fail",
 	[MRBOND_INJECT_CM_REQ_IN] = "cm_req_in",
+	[MRBOND_INJECT_GSI_REQ_OUT] = "gsi_req_out",
+	[MRBOND_INJECT_MEMBER_FAIL] = "member_fail",
 };
 
 struct mrbond_inject_state {

@@ -20,11 +20,13 @@
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/if_vlan.h>
 #include <linux/ip.h>
 #include <linux/moduleparam.h>
 #include <linux/slab.h>
 #include <linux/workqueue.h>
 #include <net/ip.h>
+#include <net/sch_generic.h>
 #include <rdma/ib_cache.h>
 #include <rdma/ib_cm.h>
 #include <rdma/ib_mad.h>
@@ -144,6 +146,16 @@ static void mrbond_gsi_sent(struct ib_mad_agent *agent,
 	struct ib_mad_send_buf *msg = mwc->send_buf;
 	struct mrbond_gsi_job *job = msg->context[0];
 
+	/*
+	 * A failed UD send on a member's QP1 is worth a line: rxe (6.12)
+	 * then leaves that QP1 in ERR, and the port takes no MAD again until
+	 * the device is re-created.
+	 */
+	if (mwc->status != IB_WC_SUCCESS)
+		pr_warn_ratelimited("%s: member %s: QP1 send failed: %s\n",
+				    dev_name(&job->v->ibdev.dev),
+				    dev_name(&agent->device->dev),
+				    ib_wc_status_msg(mwc->status));
 	rdma_destroy_ah(msg->ah, 0);
 	ib_free_send_mad(msg);
 	mrbond_gsi_send_done(job, mwc->status);
@@ -203,6 +215,43 @@ static void mrbond_gsi_note_cm(struct mrbond_qp *qp,
 		memset(&cm->ours, 0, sizeof(cm->ours));
 }
 
+static bool mrbond_gsi_dev_can_xmit(const struct net_device *dev)
+{
+	return netif_running(dev) && netif_carrier_ok(dev) &&
+	       !qdisc_tx_is_noop(dev);
+}
+
+/*
+ * Whether a MAD from source GID mgid can leave through member m. rxe (6.12)
+ * moves QP1 to ERR for good when the IP stack refuses one of its packets,
+ * and the port then takes no CM MAD again: a noop qdisc refuses every
+ * packet, and a device has one from the moment its carrier drops until it
+ * is activated again after the carrier is back. The port state and the
+ * carrier bits lead or lag that by linkwatch runs (a VLAN's run follows its
+ * real device's), so the qdiscs of the device the packet leaves by (the
+ * GID's) and of its real device are read. ib_cm retries a MAD refused here.
+ */
+static bool mrbond_gsi_can_send(const struct mrbond_member_slot *m,
+				const struct ib_gid_attr *mgid)
+{
+	enum ib_port_state pstate;
+	struct net_device *ndev;
+	bool up = false;
+
+	if (ib_get_cached_port_state(m->dev, m->port, &pstate) ||
+	    pstate != IB_PORT_ACTIVE)
+		return false;
+	rcu_read_lock();
+	ndev = rdma_read_gid_attr_ndev_rcu(mgid);
+	if (!IS_ERR(ndev)) {
+		up = mrbond_gsi_dev_can_xmit(ndev);
+		if (up && is_vlan_dev(ndev))
+			up = mrbond_gsi_dev_can_xmit(vlan_dev_real_dev(ndev));
+	}
+	rcu_read_unlock();
+	return up;
+}
+
 static void mrbond_gsi_send_work(struct work_struct *work)
 {
 	struct mrbond_gsi_job *job = container_of(work, struct mrbond_gsi_job,
@@ -217,6 +266,9 @@ static void mrbond_gsi_send_work(struct work_struct *work)
 	struct ib_ah *mah;
 	int member, ret;
 
+	if (hdr->mgmt_class == IB_MGMT_CLASS_CM &&
+	    hdr->attr_id == CM_REQ_ATTR_ID)
+		mrbond_inject(MRBOND_INJECT_GSI_REQ_OUT);
 	/* Rust's choice first: it takes Rust locks, never under objs_lock. */
 	member = mrbond_rs_gsi_member(v->bond, job->port);
 
@@ -239,7 +291,8 @@ static void mrbond_gsi_send_work(struct work_struct *work)
 		goto fail;
 	}
 	/* objs_lock may have been dropped: is the agent still there? */
-	if (v->member[member].mad_agent != agent) {
+	if (v->member[member].mad_agent != agent ||
+	    !mrbond_gsi_can_send(&v->member[member], mgid)) {
 		rdma_put_gid_attr(mgid);
 		ret = -ENETDOWN;
 		goto fail;

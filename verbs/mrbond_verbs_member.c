@@ -62,6 +62,7 @@ void mrbond_vdev_member_fail(struct mrbond_vdev *v, u32 slot)
 
 	if (slot >= MRBOND_MAX_MEMBERS)
 		return;
+	mrbond_inject(MRBOND_INJECT_MEMBER_FAIL);
 	mutex_lock(&v->objs_lock);
 	list_for_each_entry(qp, &v->qps, node) {
 		if (qp->member != slot || !qp->mqp || qp->failed)

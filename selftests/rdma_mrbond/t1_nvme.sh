@@ -96,6 +96,24 @@ member_state() { bq cat "$SYS/mrbond0/mrbond/members/$1/state"; }
 member_is() { [[ $(member_state "$1") == "$2" ]]; }
 port_counter() { bq cat "$SYS/mrbond0/ports/$1/hw_counters/$2"; }
 
+# gsi_state MEMBER: the state of the member's QP1 as ib_core reports it.
+# rxe (6.12) moves QP1 to ERR for good when a MAD is sent while its link is
+# down, and the port then takes no CM MAD until the device is re-created.
+gsi_state() {
+	bq rdma -j res show qp link "$1/" | jq -r '[.[] | select(.lqpn == 1)][0].state // "none"'
+}
+send_err_of() { bq rdma statistic show link "$1/1" | grep -o 'send_err [0-9]*'; }
+
+# gsi_intact: every rail member's QP1 on this host is RTS.
+gsi_intact() {
+	local r s rc=0
+	for ((r = 0; r < MRBOND_LINKS; r++)); do
+		s=$(gsi_state "rxe$r")
+		[[ $s == RTS ]] || { echo "rxe$r's QP1 is $s ($(send_err_of "rxe$r"))"; rc=1; }
+	done
+	return $rc
+}
+
 # stat_of PORT NAME: one counter of `rdma statistic show link mrbond0/PORT`.
 stat_of() {
 	bq rdma statistic show link "mrbond0/$1" |
@@ -581,6 +599,7 @@ test_cable_pull() {
 	if [[ $MRBOND_ROLE == hostb ]]; then
 		cable0_down || rc=1
 		cable0_up || rc=1
+		[[ $MODE == bond ]] && { gsi_intact || rc=1; }
 		((rc == 0)) || diag
 		return $rc
 	fi
@@ -588,6 +607,8 @@ test_cable_pull() {
 	if [[ $MODE == raw ]]; then
 		echo "raw mode: nvme-rdma on rxe0 cannot move to another rail; failing is expected here"
 	fi
+	# Only the bond spoke through the members: their QP1s must be intact.
+	[[ $MODE == bond ]] && { gsi_intact || rc=1; }
 	((rc == 0)) || diag
 	return $rc
 }
@@ -832,6 +853,96 @@ test_regress_connect_during_member_removal() {
 	return $rc
 }
 
+# ---- no MAD through a member whose link is down ----
+#
+# Defect: the GSI proxy sent a REQ or REP through the member of the QP it
+# speaks for without looking at that member's link. Sent while the link is
+# down, the MAD kills the member's QP1 (rxe 6.12, see gsi_state) and every
+# later connect over that rail times out (78 s). The window lies between the
+# carrier drop and the bond failing the member's QPs; two injection points
+# widen it: the REQ of a new connect waits in the proxy (gsi_req_out) while
+# the cable of its QP's member is pulled, and that member's QPs are failed
+# late (member_fail), so the QP still names the member when the REQ goes.
+# The target's address is a static neighbour on every rail (common on RoCE
+# fabrics): a learned one is flushed when the carrier drops, and a packet
+# sent then waits for ARP and is dropped without an error reaching rxe; a
+# static one goes into the down link's noop qdisc, which refuses it, as a
+# learned one does in the few ms before the flush. The member's QP1 must
+# stay RTS and the bond must log the REQ as not sent.
+NOMAD_REQ_MS=3000
+NOMAD_FAIL_MS=8000
+
+nomad_static_neigh() {  # add|del
+	local i mac
+	for ((i = 0; i < MRBOND_LINKS; i++)); do
+		if [[ $1 == del ]]; then
+			ip neigh del "$TARGET_IP" dev "r$i"
+			continue
+		fi
+		# Learned by the suite's traffic, else the peer's bond MAC
+		# (setup_t1), which its slaves and their VLANs carry.
+		mac=$(ip -j neigh show to "$TARGET_IP" dev "r$i" | jq -r '.[0].lladdr // empty')
+		[[ -n $mac ]] || mac=02:00:00:00:00:0$((1 - ME + 1))
+		ip neigh replace "$TARGET_IP" lladdr "$mac" dev "r$i" nud permanent || return 1
+	done
+}
+
+test_regress_no_mad_on_down_link() {
+	local rc=0 out=$TB_TMP/nomad pid q0 q1 victim link s h0 h1
+	if [[ $MODE != bond ]]; then
+		echo "raw mode: no bond"
+		barrier nomad-start 300 && barrier nomad-done 300
+		return
+	fi
+	if [[ $MRBOND_ROLE == hostb ]]; then
+		barrier nomad-start 300 || rc=1
+		barrier nomad-done 300 || rc=1
+		((rc == 0)) || diag
+		return $rc
+	fi
+	cdr_disconnect_all "$out"
+	barrier nomad-start 300 || rc=1
+	nomad_static_neigh add || rc=1
+	h0=$(inject_hits gsi_req_out) h1=$(inject_hits member_fail)
+	q0=$(member_qps rxe0) q1=$(member_qps rxe1)
+	kmark nomad
+	inject_arm gsi_req_out $NOMAD_REQ_MS && inject_arm member_fail $NOMAD_FAIL_MS || rc=1
+	fabrics_connect >"$out" 2>&1 &
+	pid=$!
+	if wait_until 30 eval '(($(member_qps rxe0) > q0 || $(member_qps rxe1) > q1))'; then
+		if (($(member_qps rxe0) > q0)); then victim=rxe0; else victim=rxe1; fi
+		link=${victim#rxe}
+		echo "the connect's QP is on $victim: pulling rail $link while its REQ waits"
+		fault link "$link" down || { echo "QMP set_link on link $link failed"; rc=1; }
+		# The REQ goes at NOMAD_REQ_MS, the QPs fail at NOMAD_FAIL_MS.
+		sleep $((NOMAD_REQ_MS / 1000 + 2))
+		s=$(gsi_state "$victim")
+		echo "$victim's QP1 $s with the link down ($(send_err_of "$victim"))"
+		[[ $s == RTS ]] || rc=1
+		fault link "$link" up || { echo "QMP set_link on link $link failed"; rc=1; }
+		wait_until 60 member_is "$victim" usable || { echo "$victim still $(member_state "$victim")"; rc=1; }
+		s=$(gsi_state "$victim")
+		[[ $s == RTS ]] || { echo "$victim's QP1 $s after the link came back"; rc=1; }
+	else
+		echo "no member got the QP"
+		rc=1
+	fi
+	wait_pid 90 "$pid"
+	echo "connect: rc $?: $(tr '\n' ' ' <"$out")"
+	inject_arm gsi_req_out 0 && inject_arm member_fail 0
+	(($(inject_hits gsi_req_out) == h0 + 1 && $(inject_hits member_fail) == h1 + 1)) ||
+		{ echo "the injection points were not both passed once: nothing proven"; rc=1; }
+	klog_after nomad | grep -E 'not sent|QP1 send failed|unusable|rejected locally'
+	klog_after nomad | grep -q 'QP1 send failed' && { echo "the bond sent a MAD on the downed link"; rc=1; }
+	klog_after nomad | grep -q 'MAD class 0x7 attr 0x10 not sent' ||
+		{ echo "no REQ refused by the proxy: the window was missed"; rc=1; }
+	cdr_disconnect_all "$out"
+	nomad_static_neigh del
+	barrier nomad-done 300 || rc=1
+	((rc == 0)) || diag
+	return $rc
+}
+
 # ---- WRR weighs the members' live utilisation ----
 #
 # Rail 0 is loaded with raw RoCE traffic (ib_write_bw on rxe0, hosta to
@@ -1035,12 +1146,38 @@ nfs_rail_up() {
 	wait_until 60 member_is "rxe$r" usable || { echo "rxe$r still $(member_state "rxe$r")"; return 1; }
 }
 
+# gsi_repair_after_nfsd, on hostb: nfsd's RPC/RDMA listens on the members
+# themselves, so its DREQ for a connection the pull broke goes out through
+# the member's own ib_cm, not the bond; if that happened while the link was
+# down, rxe killed the member's QP1 (see gsi_state). The member is then
+# re-created, as an operator of rxe would have to, and the test says so. A
+# QP1 the bond's proxy failed to send on (its "QP1 send failed" line) is
+# the bond's doing: the test fails.
+gsi_repair_after_nfsd() {
+	local r s nic
+	for ((r = 0; r < MRBOND_LINKS; r++)); do
+		s=$(gsi_state "rxe$r")
+		[[ $s == RTS ]] && continue
+		if klog_after nfs-cable-pull | grep -q "member rxe$r: QP1 send failed"; then
+			echo "rxe$r's QP1 is $s: the bond sent a MAD through it while its link was down"
+			return 1
+		fi
+		echo "rxe$r's QP1 is $s ($(send_err_of "rxe$r")): nfsd's own ib_cm sent on the downed link (rxe defect); re-creating rxe$r"
+		nic=$(slave_of_link "$r") || return 1
+		bq -t 60 rdma link del "rxe$r" && bq -t 60 rdma link add "rxe$r" type rxe netdev "$nic" || return 1
+		wait_until 60 member_is "rxe$r" usable || { echo "rxe$r still $(member_state "rxe$r")"; return 1; }
+	done
+}
+
 test_nfs_cable_pull() {
 	local rc=0 port
 	if [[ $MRBOND_ROLE == hostb ]]; then
 		barrier nfs-rail-known 300 || rc=1
+		kmark nfs-cable-pull
 		nfs_rail_down || rc=1
 		nfs_rail_up || rc=1
+		[[ $MODE == bond ]] && { gsi_repair_after_nfsd || rc=1; }
+		barrier nfs-gsi-checked 300 || rc=1
 		((rc == 0)) || diag
 		return $rc
 	fi
@@ -1050,6 +1187,9 @@ test_nfs_cable_pull() {
 	barrier nfs-rail-known 300 || rc=1
 	nfs_fault cable-pull nfs_rail_down nfs_rail_up || rc=1
 	echo "rpcrdma's QP now on port $(nfs_port || echo none)"
+	# hosta's members carry only the bond's MADs.
+	[[ $MODE == bond ]] && { gsi_intact || rc=1; }
+	barrier nfs-gsi-checked 300 || rc=1
 	((rc == 0)) || diag
 	return $rc
 }
@@ -1292,7 +1432,8 @@ tests+=(nfs_rdma_fio_verify test_nfs_fio_verify
 	nfs_rdma_cable_pull test_nfs_cable_pull
 	nfs_rdma_member_removal test_nfs_member_removal
 	nfs_rdma_unmount test_nfs_unmount
-	regress_connect_during_member_removal test_regress_connect_during_member_removal)
+	regress_connect_during_member_removal test_regress_connect_during_member_removal
+	regress_no_mad_on_down_link test_regress_no_mad_on_down_link)
 ktap_header $((${#tests[@]} / 2 + 2))
 # Every command, time-stamped, in the run directory: where a guest hangs
 # shows from the host while it hangs.

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # Experiment, not a CI suite: does rxe (6.12) move QP1 to ERR when a MAD is
 # sent while the link is down, leaving the port deaf to every later CM
-# exchange? (It does: Documentation/dev-tools/notes/open-defect-rail0-req-loss.md.)
+# exchange? (It does: Documentation/dev-tools/notes/rxe-qp1-dies-on-down-link.md.)
 # No rdma_mrbond involved: plain rxe on the T1 rails. Run from the tree root:
 #   python3 tools/testbed/testbed.py --topology t1 --kdir KDIR \
 #       --script tools/testbed/experiments/rxe_qp1_linkdown.sh --timeout 500
