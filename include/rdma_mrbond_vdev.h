@@ -17,6 +17,7 @@
 #include "rdma_mrbond_glue.h"
 
 struct ib_device;
+struct ib_pd;
 struct mrbond_vdev;
 
 #define MRBOND_MAX_PORTS 16
@@ -125,18 +126,29 @@ void mrbond_sysfs_member_del(struct mrbond_vdev *v, u32 slot);
 /* C -> Rust. bond is the pointer given to mrbond_vdev_alloc(). */
 
 /*
- * The member slot for a new QP of a PD of kern_name (the ULP), or -errno.
- * pd_home is the PD's first QP's slot (-1: none yet); port the vdev port
- * rdma_cm bound the QP's connection to (0: unknown). Process context.
+ * The vdev's PDs are Rust's (rust/vdev_pd.rs); the verbs proxy reaches them
+ * through these. All in process context.
+ *
+ * The member slot for a new QP of vdev PD pd, or -errno; port is the vdev
+ * port rdma_cm bound the QP's connection to (0: unknown). No lock held.
  */
-int mrbond_rs_place_qp(void *bond, const char *kern_name, int pd_home,
-		       u32 port);
+int mrbond_rs_place_qp(void *bond, struct ib_pd *pd, u32 port);
 /*
- * The member slot a new MR of a PD binds to: task_hint (the member of the
- * allocating task's last QP on the PD), else last_qp, else home; -1 each if
- * unknown. Returns -1 if none is known. Pure: callable under any lock.
+ * Stores in *out the PD's object on member slot, whose device is mdev
+ * (NULL: none), made on first use; 0 or -errno. Under objs_lock, which
+ * keeps mdev the member's device until its detach.
  */
-int mrbond_rs_mr_member(int task_hint, int last_qp, int home);
+int mrbond_rs_pd_member(struct ib_pd *pd, u32 slot, struct ib_device *mdev,
+			struct ib_pd **out);
+/* The member slot a new MR of pd binds to; -1 before the PD's first QP. */
+int mrbond_rs_pd_mr_member(struct ib_pd *pd);
+/* The current task created a QP of pd on member slot. */
+void mrbond_rs_pd_note_qp(struct ib_pd *pd, u32 slot);
+/*
+ * Member slot is going away, its QPs and MRs gone: every PD of the vdev
+ * frees its object there. Under objs_lock.
+ */
+void mrbond_rs_pds_detach(void *bond, u32 slot);
 /*
  * The member slot whose QP1 should carry a MAD of vdev port `port` (rail:
  * the port's member while usable), or -1 if none is usable. Process context.

@@ -82,7 +82,7 @@ struct mrbond_vdev {
 	/* The verbs proxy: see include/rdma_mrbond_verbs_priv.h. */
 	struct mutex objs_lock;
 	struct mrbond_member_slot member[MRBOND_MAX_MEMBERS];
-	struct list_head pds, cqs, qps, mrs;	/* under objs_lock */
+	struct list_head cqs, qps, mrs;	/* under objs_lock */
 	/* lkey >> 8 -> struct mrbond_mr; entry 0 is the local DMA lkey. */
 	struct xarray mr_index;
 	/*

@@ -4,17 +4,19 @@
  * the member objects behind them.
  *
  * A vdev QP lives on one member, chosen by Rust (mrbond_rs_place_qp()); PDs
- * and CQs span members and get a member object per member lazily; an MR is
- * bound to one member when it is allocated (mrbond_rs_mr_member(), from
- * the PD's home/last_qp/hint kept here). Posts and completions are
- * translated here with the tables below; a CM MAD goes out through the
- * member of the QP it speaks for, other MADs through the member Rust names
- * (mrbond_rs_gsi_member()).
+ * (Rust's: rust/vdev_pd.rs) and CQs span members and get a member object
+ * per member lazily; an MR is bound to one member when it is allocated
+ * (mrbond_rs_pd_mr_member(), from the inputs the PD's QPs left). Posts and
+ * completions are translated here with the tables below; a CM MAD goes out
+ * through the member of the QP it speaks for, other MADs through the member
+ * Rust names (mrbond_rs_gsi_member()).
  *
  * Locks, outermost first:
  *  - mrbond_vdev.objs_lock (mutex "mrbond:vdev-objects"): member objects
  *    are created and destroyed under it, and the object lists walked. Never
- *    held while calling a Rust function that takes a Rust lock.
+ *    held while calling a Rust function that takes a Rust lock, but for
+ *    the PDs' ("mrbond:pds", "mrbond:pd"), which nest inside it and take
+ *    nothing of ours.
  *  - mrbond_cq.poll_lock (spinlock): polling the member CQs of a vdev CQ,
  *    and replacing them.
  *  - mrbond_qp.lock (spinlock): the QP's member QP pointer, state and
@@ -61,18 +63,6 @@ static inline u64 mrbond_wrid(u32 qp_id, u64 seq, bool recv)
  * same QPN meanwhile as a stale connection.
  */
 #define MRBOND_QPN_QUARANTINE_ABORTED	(90 * HZ)
-
-struct mrbond_pd {
-	struct ib_pd ibpd;
-	/* Under objs_lock; NULL until a member object needs one. */
-	struct ib_pd *member[MRBOND_MAX_MEMBERS];
-	/* Placement inputs, written under objs_lock, read racily. */
-	int home;		/* first QP's member, -1 before */
-	int last_qp;		/* last QP's member, -1 before */
-	int hint;		/* member of hint_task's last QP */
-	const struct task_struct *hint_task;
-	struct list_head node;	/* vdev pds, under objs_lock */
-};
 
 struct mrbond_cq;
 
@@ -190,11 +180,6 @@ static inline struct mrbond_vdev *mrbond_vdev_of(struct ib_device *ibdev)
 	return container_of(ibdev, struct mrbond_vdev, ibdev);
 }
 
-static inline struct mrbond_pd *to_mrbond_pd(struct ib_pd *pd)
-{
-	return container_of(pd, struct mrbond_pd, ibpd);
-}
-
 static inline struct mrbond_cq *to_mrbond_cq(struct ib_cq *cq)
 {
 	return container_of(cq, struct mrbond_cq, ibcq);
@@ -216,9 +201,6 @@ static inline struct mrbond_mr *to_mrbond_mr(struct ib_mr *mr)
 }
 
 /* verbs/mrbond_verbs_pd_mr.c */
-int mrbond_alloc_pd(struct ib_pd *pd, struct ib_udata *udata);
-int mrbond_dealloc_pd(struct ib_pd *pd, struct ib_udata *udata);
-struct ib_pd *mrbond_member_pd(struct mrbond_pd *pd, int member);
 struct ib_mr *mrbond_get_dma_mr(struct ib_pd *pd, int access);
 struct ib_mr *mrbond_reg_user_mr(struct ib_pd *pd, u64 start, u64 length,
 				 u64 virt_addr, int access,
@@ -235,7 +217,6 @@ struct mrbond_mr *mrbond_mr_on_member(struct mrbond_vdev *v,
 int mrbond_check_local_rkey(struct mrbond_vdev *v, struct mrbond_qp *qp,
 			    u32 rkey);
 void mrbond_mrs_detach(struct mrbond_vdev *v, int member);
-void mrbond_pds_detach(struct mrbond_vdev *v, int member);
 
 /* verbs/mrbond_verbs_cq.c */
 int mrbond_create_cq(struct ib_cq *cq, const struct ib_cq_init_attr *attr,

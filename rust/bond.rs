@@ -26,7 +26,9 @@ use crate::{
         port::PortCounter,
         ulp, MemberIndex, MemberMask,
     },
+    rdma::pd::PdSet,
     text::Name,
+    vdev_pd::VdevPd,
 };
 
 pub(crate) mod utilisation;
@@ -124,6 +126,9 @@ pub(crate) struct Bond {
     /// ECN/DCQCN/PFC settings and per-member status (`crate::knobs`).
     #[pin]
     pub(crate) knobs: Knobs,
+    /// The vdev's live PDs (`crate::vdev_pd`), kept by the PD verbs.
+    #[pin]
+    pub(crate) pds: PdSet<VdevPd>,
 }
 
 fn slot_index(slot: usize) -> Option<MemberIndex> {
@@ -221,6 +226,7 @@ impl Bond {
                 ),
                 vdev <- new_mutex!(None, "mrbond:vdev"),
                 knobs <- Knobs::new(),
+                pds <- PdSet::new(),
             }),
             GFP_KERNEL,
         )

@@ -17,7 +17,18 @@ use kernel::{
     types::ForeignOwnable,
 };
 
-use crate::{bond::Bond, ffi::*, ports::VdevVerbs, rdma::device::OpsTable, registry::Registry};
+use crate::{
+    bond::Bond,
+    ffi::*,
+    ports::VdevVerbs,
+    rdma::{
+        bindings::{ib_device, ib_pd},
+        device::OpsTable,
+        pd::{MemberPd, Pd},
+    },
+    registry::Registry,
+    vdev_pd::VdevPd,
+};
 
 /// What sysfs hands a show callback (`PAGE_SIZE`).
 const SYSFS_BUF_LEN: usize = 4096;
@@ -302,27 +313,123 @@ pub(crate) unsafe extern "C" fn mrbond_rs_netdev_unregister(ctx: *mut c_void, if
 #[export_name = "mrbond_rs_dev_ops"]
 pub(crate) static VDEV_OPS: OpsTable = OpsTable::new::<VdevVerbs>();
 
-/// The member slot for a new QP of a PD of the ULP `kern_name`, whose first
-/// QP went to `pd_home` (-1: none yet), for vdev `port` (0: unknown); or
-/// -errno.
+/// Borrows a vdev PD the verbs proxy passes.
 ///
 /// # Safety
 ///
-/// Called by the verbs proxy with the bond of a live vdev and a
-/// NUL-terminated `kern_name`, in process context, holding no lock.
+/// `ibpd` must be a PD of a vdev whose `alloc_pd` succeeded and whose
+/// `dealloc_pd` has not been called, for `'a`.
+unsafe fn vdev_pd<'a>(ibpd: *mut ib_pd) -> &'a Pd<VdevPd> {
+    // SAFETY: the vdev's table is `VdevVerbs`', whose `PdData` is `VdevPd`;
+    // the caller guarantees the PD is live.
+    unsafe { Pd::from_raw(ibpd) }
+}
+
+/// A member slot from C, which the callers keep below `MAX_MEMBERS`.
+fn slot_of(slot: u32) -> Result<usize> {
+    usize::try_from(slot)
+        .ok()
+        .filter(|&s| s < MAX_MEMBERS)
+        .ok_or(EINVAL)
+}
+
+/// The member slot for a new QP of vdev PD `ibpd`, for vdev `port` (0:
+/// unknown); or -errno.
+///
+/// # Safety
+///
+/// Called by the verbs proxy with the bond of a live vdev and a live PD of
+/// it, in process context, holding no lock.
 #[no_mangle]
 pub(crate) unsafe extern "C" fn mrbond_rs_place_qp(
     bond_ptr: *mut c_void,
-    kern_name: *const c_char,
-    pd_home: c_int,
+    ibpd: *mut ib_pd,
     port: u32,
 ) -> c_int {
     // SAFETY: as the caller guarantees.
-    let (bond, ulp) = unsafe { (bond(bond_ptr), c_bytes(kern_name)) };
-    let home = usize::try_from(pd_home).ok();
-    match bond.place_qp(ulp, home, port) {
+    let (bond, pd) = unsafe { (bond(bond_ptr), vdev_pd(ibpd)) };
+    match bond.place_qp(pd.ulp().as_bytes(), pd.data().home(), port) {
         Ok(slot) => c_int::try_from(slot).unwrap_or(-(kernel::bindings::EINVAL as c_int)),
         Err(e) => e.to_errno(),
+    }
+}
+
+/// Stores in `*out` the object of vdev PD `ibpd` on member `slot`, whose
+/// device is `mdev` (NULL: none), made on first use; 0 or -errno.
+///
+/// # Safety
+///
+/// Called by the verbs proxy with a live PD of a vdev and a valid `out`,
+/// holding the vdev's `objs_lock`, under which `mdev` is the device of
+/// member `slot`: it stays registered until the member's detach, which
+/// frees the member PDs (`mrbond_rs_pds_detach()`) before its device goes.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn mrbond_rs_pd_member(
+    ibpd: *mut ib_pd,
+    slot: u32,
+    mdev: *mut ib_device,
+    out: *mut *mut ib_pd,
+) -> c_int {
+    from_result(|| {
+        if mdev.is_null() {
+            return Err(ENODEV);
+        }
+        // SAFETY: as the caller guarantees.
+        let pd = unsafe { vdev_pd(ibpd) };
+        let member_pd = pd.data().with_member_pd(
+            slot_of(slot)?,
+            // SAFETY: the caller keeps `mdev` registered until the detach
+            // that drops this PD.
+            || unsafe { MemberPd::alloc(mdev) },
+            MemberPd::as_raw,
+        )?;
+        // SAFETY: the caller passes a valid `out`.
+        unsafe { out.write(member_pd) };
+        Ok(0)
+    })
+}
+
+/// The member a new MR of vdev PD `ibpd` binds to, -1 before its first QP.
+///
+/// # Safety
+///
+/// Called by the verbs proxy with a live PD of a vdev, in process context.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn mrbond_rs_pd_mr_member(ibpd: *mut ib_pd) -> c_int {
+    // SAFETY: as the caller guarantees.
+    let pd = unsafe { vdev_pd(ibpd) };
+    pd.data()
+        .mr_member()
+        .and_then(|m| c_int::try_from(m).ok())
+        .unwrap_or(-1)
+}
+
+/// The current task created a QP of vdev PD `ibpd` on member `slot`.
+///
+/// # Safety
+///
+/// Called by the verbs proxy with a live PD of a vdev, in process context.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn mrbond_rs_pd_note_qp(ibpd: *mut ib_pd, slot: u32) {
+    // SAFETY: as the caller guarantees.
+    let pd = unsafe { vdev_pd(ibpd) };
+    if let Ok(slot) = slot_of(slot) {
+        pd.data().note_qp(slot);
+    }
+}
+
+/// Member `slot` of the vdev is going away: every PD frees its object there.
+///
+/// # Safety
+///
+/// Called by the member's detach with the bond of a live vdev, holding its
+/// `objs_lock`, after the member's QPs and MRs are destroyed.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn mrbond_rs_pds_detach(bond_ptr: *mut c_void, slot: u32) {
+    // SAFETY: as the caller guarantees.
+    let bond = unsafe { bond(bond_ptr) };
+    if let Ok(slot) = slot_of(slot) {
+        bond.pds.for_each(|pd| pd.data().detach(slot));
     }
 }
 
@@ -338,24 +445,6 @@ pub(crate) unsafe extern "C" fn mrbond_rs_gsi_member(bond_ptr: *mut c_void, port
     let bond = unsafe { bond(bond_ptr) };
     bond.gsi_member(port)
         .and_then(|s| c_int::try_from(s).ok())
-        .unwrap_or(-1)
-}
-
-/// The member slot a new MR binds to (see `policy::ulp::mr_member`), -1 if
-/// none is known. Pure: no lock, no allocation.
-#[no_mangle]
-pub(crate) extern "C" fn mrbond_rs_mr_member(
-    task_hint: c_int,
-    last_qp: c_int,
-    home: c_int,
-) -> c_int {
-    let idx = |v: c_int| {
-        usize::try_from(v)
-            .ok()
-            .and_then(crate::policy::MemberIndex::new)
-    };
-    crate::policy::ulp::mr_member(idx(task_hint), idx(last_qp), idx(home))
-        .and_then(|m| c_int::try_from(m.get()).ok())
         .unwrap_or(-1)
 }
 

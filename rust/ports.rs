@@ -4,8 +4,9 @@
 //! usable (in rail mode port N is member slot N - 1; in active-backup mode
 //! the one port is up while any member is), and reports RoCE values of its
 //! own (`policy::port`) with the MTU and speed of the netdev it is bound to;
-//! its counters are its member's (`Bond::stats`). `query_device` is here
-//! too, as the one other verb in the table, answered by `vdev_attrs`.
+//! its counters are its member's (`Bond::stats`). The table of the vdev's
+//! Rust verbs is here too: `query_device` answered by `vdev_attrs`, the PD
+//! verbs by `vdev_pd`.
 
 #![deny(unsafe_code)]
 
@@ -14,10 +15,14 @@ use kernel::{prelude::*, sync::Arc, sync::ArcBorrow};
 use crate::{
     bond::Bond,
     policy::port::{self, IbMtu, PortCounter, PORT_COUNTER_COUNT},
-    rdma::device::{
-        Device, DeviceAttr, DeviceOps, EthSpeed, LinkLayer, PortAttr, RoceV2Port, StatDesc,
+    rdma::{
+        device::{
+            Device, DeviceAttr, DeviceOps, EthSpeed, LinkLayer, PortAttr, RoceV2Port, StatDesc,
+        },
+        pd::{NewPd, PdSet},
     },
     vdev_attrs,
+    vdev_pd::VdevPd,
 };
 
 /// The descriptors of [`PortCounter::ALL`], in its order.
@@ -38,6 +43,27 @@ pub(crate) struct VdevVerbs;
 #[vtable]
 impl DeviceOps for VdevVerbs {
     type Data = Arc<Bond>;
+    type PdData = VdevPd;
+
+    fn pds<'a>(bond: &'a ArcBorrow<'_, Bond>) -> &'a PdSet<VdevPd> {
+        &bond.pds
+    }
+
+    fn alloc_pd(_bond: ArcBorrow<'_, Bond>, _dev: &Device, pd: &NewPd<'_>) -> Result {
+        // One rkey valid on every member cannot exist.
+        if pd.wants_global_rkey() {
+            pr_warn!(
+                "{} asked for an unsafe global rkey, refused: QPs of one PD live on several HCAs\n",
+                pd.ulp()
+            );
+            return Err(crate::rdma::eopnotsupp());
+        }
+        Ok(())
+    }
+
+    fn pd_data() -> impl PinInit<VdevPd, Error> {
+        VdevPd::new()
+    }
 
     fn query_device(bond: ArcBorrow<'_, Bond>, dev: &Device, attr: &mut DeviceAttr<'_>) -> Result {
         vdev_attrs::report(&bond.caps, dev, attr);

@@ -40,6 +40,7 @@ mod registry;
 mod sysfs;
 mod text;
 mod vdev_attrs;
+mod vdev_pd;
 
 module! {
     type: RdmaMrbond,

@@ -129,8 +129,6 @@ static const struct ib_device_ops mrbond_dev_ops = {
 	 * query_device, the port verbs and the counters: mrbond_rs_dev_ops
 	 * (rust/ports.rs).
 	 */
-	.alloc_pd = mrbond_alloc_pd,
-	.dealloc_pd = mrbond_dealloc_pd,
 	.create_cq = mrbond_create_cq,
 	.destroy_cq = mrbond_destroy_cq,
 	.poll_cq = mrbond_poll_cq,
@@ -158,7 +156,6 @@ static const struct ib_device_ops mrbond_dev_ops = {
 	.dealloc_driver = mrbond_dealloc_driver,
 
 	/* The core allocates these; a zero size would oops on first use. */
-	INIT_RDMA_OBJ_SIZE(ib_pd, mrbond_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_cq, mrbond_cq, ibcq),
 	INIT_RDMA_OBJ_SIZE(ib_qp, mrbond_qp, ibqp),
 	INIT_RDMA_OBJ_SIZE(ib_ah, mrbond_ah, ibah),
@@ -180,7 +177,6 @@ struct mrbond_vdev *mrbond_vdev_alloc(void *bond, u32 nports, u64 node_guid)
 	v->nports = nports;
 	mutex_init(&v->lock);
 	mutex_init(&v->objs_lock);
-	INIT_LIST_HEAD(&v->pds);
 	INIT_LIST_HEAD(&v->cqs);
 	INIT_LIST_HEAD(&v->qps);
 	INIT_LIST_HEAD(&v->mrs);

@@ -131,7 +131,7 @@ void mrbond_vdev_member_detach(struct mrbond_vdev *v, u32 slot)
 	}
 	mrbond_cqs_free_unhooked(v);
 	mrbond_mrs_detach(v, slot);
-	mrbond_pds_detach(v, slot);
+	mrbond_rs_pds_detach(v->bond, slot);
 	pr_info("%s: member %s detached: %u QPs, %llu WRs flushed in %lld us\n",
 		dev_name(&v->ibdev.dev), dev_name(&v->member[slot].dev->dev), n,
 		atomic64_read(&m->flushed) - flushed,

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Protection domains and memory regions of the vdev.
+ * Memory regions of the vdev (its PDs are Rust's: rust/vdev_pd.rs).
  *
- * A vdev PD gets one member PD per member lazily. An MR is bound to one
- * member at allocation (the rule is Rust's: mrbond_rs_mr_member()), because
- * every FRWR ULP but RDS advertises mr->rkey before it posts REG_MR and an
- * rkey is only valid on the HCA that issued it. The vdev hands out its own
+ * An MR is bound to one member at allocation (the rule is Rust's:
+ * mrbond_rs_pd_mr_member()), because every FRWR ULP but RDS advertises
+ * mr->rkey before it posts REG_MR and an rkey is only valid on the HCA that
+ * issued it. The vdev hands out its own
  * lkeys (index << 8 | key byte), unique over all members, so that a post can
  * tell which member an SGE's key belongs to; rkeys are the member's own.
  */
@@ -19,64 +19,6 @@
 
 #include "rdma_mrbond_inject.h"
 #include "rdma_mrbond_verbs_priv.h"
-
-int mrbond_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
-{
-	struct mrbond_vdev *v = mrbond_vdev_of(ibpd->device);
-	struct mrbond_pd *pd = to_mrbond_pd(ibpd);
-	const char *ulp = ibpd->res.kern_name ?: "";
-
-	if (udata)
-		return -EOPNOTSUPP;
-	/* One rkey valid on every member cannot exist. */
-	if (ibpd->flags & IB_PD_UNSAFE_GLOBAL_RKEY) {
-		pr_warn("%s: %s asked for an unsafe global rkey, refused: QPs of one PD live on several HCAs\n",
-			dev_name(&v->ibdev.dev), ulp);
-		return -EOPNOTSUPP;
-	}
-	pd->home = -1;
-	pd->last_qp = -1;
-	pd->hint = -1;
-	mutex_lock(&v->objs_lock);
-	list_add_tail(&pd->node, &v->pds);
-	mutex_unlock(&v->objs_lock);
-	return 0;
-}
-
-int mrbond_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
-{
-	struct mrbond_vdev *v = mrbond_vdev_of(ibpd->device);
-	struct mrbond_pd *pd = to_mrbond_pd(ibpd);
-	int m;
-
-	mutex_lock(&v->objs_lock);
-	list_del(&pd->node);
-	for (m = 0; m < MRBOND_MAX_MEMBERS; m++) {
-		if (pd->member[m])
-			ib_dealloc_pd(pd->member[m]);
-		pd->member[m] = NULL;
-	}
-	mutex_unlock(&v->objs_lock);
-	return 0;
-}
-
-/* The PD's object on member, created on first use. Under objs_lock. */
-struct ib_pd *mrbond_member_pd(struct mrbond_pd *pd, int member)
-{
-	struct mrbond_vdev *v = mrbond_vdev_of(pd->ibpd.device);
-	struct ib_device *dev = v->member[member].dev;
-	struct ib_pd *mpd;
-
-	lockdep_assert_held(&v->objs_lock);
-	if (pd->member[member])
-		return pd->member[member];
-	if (!dev)
-		return ERR_PTR(-ENODEV);
-	mpd = ib_alloc_pd(dev, 0);
-	if (!IS_ERR(mpd))
-		pd->member[member] = mpd;
-	return mpd;
-}
 
 static int mrbond_mr_insert(struct mrbond_vdev *v, struct mrbond_mr *mr)
 {
@@ -143,7 +85,6 @@ struct ib_mr *mrbond_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
 			      u32 max_num_sg)
 {
 	struct mrbond_vdev *v = mrbond_vdev_of(ibpd->device);
-	struct mrbond_pd *pd = to_mrbond_pd(ibpd);
 	struct ib_pd *mpd;
 	struct ib_mr *mmr;
 	struct mrbond_mr *mr;
@@ -157,8 +98,7 @@ struct ib_mr *mrbond_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
 		return ERR_PTR(-ENOMEM);
 
 	mutex_lock(&v->objs_lock);
-	member = mrbond_rs_mr_member(pd->hint_task == current ? pd->hint : -1,
-				     pd->last_qp, pd->home);
+	member = mrbond_rs_pd_mr_member(ibpd);
 	if (member < 0 || member >= MRBOND_MAX_MEMBERS) {
 		/*
 		 * No QP yet: the PD's home is where its first QP will go,
@@ -167,11 +107,9 @@ struct ib_mr *mrbond_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
 		ret = -EAGAIN;
 		goto err_unlock;
 	}
-	mpd = mrbond_member_pd(pd, member);
-	if (IS_ERR(mpd)) {
-		ret = PTR_ERR(mpd);
+	ret = mrbond_rs_pd_member(ibpd, member, v->member[member].dev, &mpd);
+	if (ret)
 		goto err_unlock;
-	}
 	mmr = ib_alloc_mr(mpd, type, max_num_sg);
 	if (IS_ERR(mmr)) {
 		ret = PTR_ERR(mmr);
@@ -382,24 +320,5 @@ void mrbond_mrs_detach(struct mrbond_vdev *v, int member)
 			continue;
 		ib_dereg_mr(mr->orphan);
 		mr->orphan = NULL;
-	}
-}
-
-/* The member is going away: free its PDs, after its MRs and QPs. */
-void mrbond_pds_detach(struct mrbond_vdev *v, int member)
-{
-	struct mrbond_pd *pd;
-
-	lockdep_assert_held(&v->objs_lock);
-	list_for_each_entry(pd, &v->pds, node) {
-		if (pd->member[member])
-			ib_dealloc_pd(pd->member[member]);
-		pd->member[member] = NULL;
-		if (pd->home == member)
-			pd->home = -1;
-		if (pd->last_qp == member)
-			pd->last_qp = -1;
-		if (pd->hint == member)
-			pd->hint = -1;
 	}
 }

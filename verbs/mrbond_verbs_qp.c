@@ -189,7 +189,6 @@ int mrbond_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		     struct ib_udata *udata)
 {
 	struct mrbond_vdev *v = mrbond_vdev_of(ibqp->device);
-	struct mrbond_pd *pd = to_mrbond_pd(ibqp->pd);
 	struct mrbond_qp *qp = to_mrbond_qp(ibqp);
 	struct ib_qp_init_attr minit;
 	struct ib_device *dev;
@@ -210,8 +209,7 @@ int mrbond_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		return -EINVAL;
 
 	/* rdma_create_qp() passes the port of the connection. */
-	member = mrbond_rs_place_qp(v->bond, ibqp->pd->res.kern_name ?: "",
-				    READ_ONCE(pd->home),
+	member = mrbond_rs_place_qp(v->bond, ibqp->pd,
 				    init->port_num <= v->nports ? init->port_num : 0);
 	if (member < 0)
 		return member;
@@ -238,11 +236,9 @@ int mrbond_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 			      GFP_KERNEL);
 	if (ret < 0)
 		goto err_unlock;
-	mpd = mrbond_member_pd(pd, member);
-	if (IS_ERR(mpd)) {
-		ret = PTR_ERR(mpd);
+	ret = mrbond_rs_pd_member(ibqp->pd, member, dev, &mpd);
+	if (ret)
 		goto err_id;
-	}
 	mscq = mrbond_member_cq(qp->scq, member, dev);
 	mrcq = IS_ERR(mscq) ? mscq : mrbond_member_cq(qp->rcq, member, dev);
 	if (IS_ERR(mrcq)) {
@@ -276,11 +272,7 @@ int mrbond_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	qp->mqp = mqp;
 	qp->local_dma_lkey = mpd->local_dma_lkey;
 	ibqp->qp_num = mqp->qp_num;
-	if (pd->home < 0)
-		WRITE_ONCE(pd->home, member);
-	pd->last_qp = member;
-	pd->hint = member;
-	pd->hint_task = current;
+	mrbond_rs_pd_note_qp(ibqp->pd, member);
 	atomic_inc(&v->member[member].qps);
 	list_add_tail(&qp->node, &v->qps);
 	/* The reserved slot needs no allocation. */

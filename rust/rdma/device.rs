@@ -13,7 +13,10 @@ use kernel::{
     types::{ForeignOwnable, Opaque},
 };
 
-use super::bindings;
+use super::{
+    bindings,
+    pd::{NewPd, PdSet},
+};
 use crate::policy::{
     caps::{DeviceCaps, Limit},
     port::IbMtu,
@@ -35,7 +38,7 @@ impl Device {
     ///
     /// `ptr` must point at an allocated `ib_device` of this module that
     /// stays allocated for `'a`.
-    unsafe fn from_raw<'a>(ptr: *mut bindings::ib_device) -> &'a Self {
+    pub(super) unsafe fn from_raw<'a>(ptr: *mut bindings::ib_device) -> &'a Self {
         // CAST: `Device` is a transparent wrapper of `ib_device`.
         // INVARIANT: guaranteed by the caller.
         // SAFETY: the caller guarantees the pointer is valid for `'a`.
@@ -53,7 +56,7 @@ impl Device {
     ///
     /// The device's driver data must be a `T` made foreign by
     /// `into_foreign()` and still owned by the device for `'a`.
-    unsafe fn driver_data<'a, T: ForeignOwnable>(&'a self) -> Result<T::Borrowed<'a>> {
+    pub(super) unsafe fn driver_data<'a, T: ForeignOwnable>(&'a self) -> Result<T::Borrowed<'a>> {
         // SAFETY: by the type invariant the device is allocated.
         let data: *mut c_void = unsafe { bindings::mrbond_rdma_driver_data(self.raw()) };
         if data.is_null() {
@@ -250,6 +253,24 @@ pub(crate) trait DeviceOps {
     /// The driver data the device holds (`mrbond_rdma_driver_data()`).
     type Data: ForeignOwnable;
 
+    /// The driver's data in each of the device's PDs (see [`super::pd::Pd`]).
+    type PdData: Sync;
+
+    /// The set of the device's live PDs, which the PD adapters keep.
+    fn pds<'a>(data: &'a <Self::Data as ForeignOwnable>::Borrowed<'_>) -> &'a PdSet<Self::PdData>;
+
+    /// `alloc_pd` for a kernel caller: whether the PD may exist. Its data
+    /// is then [`DeviceOps::pd_data`]'s, dropped by `dealloc_pd`. May
+    /// sleep.
+    fn alloc_pd(
+        data: <Self::Data as ForeignOwnable>::Borrowed<'_>,
+        dev: &Device,
+        pd: &NewPd<'_>,
+    ) -> Result;
+
+    /// The initialiser of a new PD's data.
+    fn pd_data() -> impl PinInit<Self::PdData, Error>;
+
     /// `query_device`: the device's attributes, for a kernel caller (the
     /// core at registration, which keeps the copy ULPs read). May sleep.
     fn query_device(
@@ -325,7 +346,7 @@ impl StatDesc {
 
 /// The C entry points of a [`DeviceOps`] implementation: each turns the
 /// core's raw arguments into the handles above.
-struct Adapter<T: DeviceOps>(PhantomData<T>);
+pub(super) struct Adapter<T: DeviceOps>(PhantomData<T>);
 
 impl<T: DeviceOps> Adapter<T> {
     /// Refuses user data: this layer has no user verbs (no ucontext), so
@@ -567,6 +588,9 @@ impl OpsTable {
             } else {
                 None
             },
+            alloc_pd: Some(Adapter::<T>::alloc_pd),
+            dealloc_pd: Some(Adapter::<T>::dealloc_pd),
+            size_ib_pd: Adapter::<T>::PD_SIZE,
             // SAFETY: all zeroes is a valid `ib_device_ops`: no owner, no
             // verbs, no object sizes, every one left to the C table.
             ..unsafe { MaybeUninit::<bindings::ib_device_ops>::zeroed().assume_init() }

@@ -9,3 +9,12 @@
 
 pub(crate) mod bindings;
 pub(crate) mod device;
+pub(crate) mod pd;
+
+use kernel::error::Error;
+
+/// `-EOPNOTSUPP`, which the RDMA core expects for a verb or an option a
+/// driver does not offer (6.12's `kernel::error::code` lacks it).
+pub(crate) fn eopnotsupp() -> Error {
+    Error::from_errno(-(kernel::bindings::EOPNOTSUPP as i32))
+}
