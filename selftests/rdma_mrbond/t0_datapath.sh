@@ -176,6 +176,23 @@ test_wrong_member_key() {
 	return $rc
 }
 
+# A PD with an unsafe global rkey cannot exist on a bond, whose QPs of one
+# PD live on several HCAs: ib_alloc_pd() fails with -EOPNOTSUPP and the log
+# names the ULP. The member grants one, or the test would prove nothing.
+test_global_rkey_refused() {
+	local rc=0 out=$TB_TMP/grkey pds lines
+	local said='mrbond_kperf asked for an unsafe global rkey, refused'
+	kperf "$out.member" dev=rxe0 gid=$SERVICE mode=bw qps=1 iters=10 global_rkey=1 ||
+		{ cat "$out.member"; echo "rxe0 refused a global rkey: nothing to compare"; rc=1; }
+	pds=$(rdma res show pd dev mrbond0 | grep -c .)
+	lines=$(dmesg | grep -c "$said")
+	kperf "$out.bond" dev=mrbond0 gid=$SERVICE mode=bw qps=1 iters=10 global_rkey=1 && rc=1
+	grep -q 'ib_alloc_pd: -95' "$out.bond" || { cat "$out.bond"; echo "not refused with -EOPNOTSUPP"; rc=1; }
+	(($(dmesg | grep -c "$said") > lines)) || { echo "no log line names the ULP"; rc=1; }
+	(($(rdma res show pd dev mrbond0 | grep -c .) == pds)) || { echo "a PD was left behind"; rc=1; }
+	return $rc
+}
+
 # stream_with FAULT RECOVER: a stream run on both members while FAULT hits
 # rxe0's side; every WR must complete exactly once, and some by flush.
 stream_with() {
@@ -448,7 +465,7 @@ test_unload() {
 	modprobe -r mrbond_kperf && "$CTL" bond del mrbond0 && modprobe -r rdma_mrbond
 }
 
-ktap_header 22
+ktap_header 23
 if ! out=$(setup 2>&1); then
 	echo "$out" | sed 's/^/# /'
 	echo "Bail out! T0 data path setup failed"
@@ -461,6 +478,7 @@ run_test regress_destroy_qp_pending_cqes test_regress_destroy_qp_pending_cqes
 run_test bw_bond_vs_member test_bw_bond_vs_member
 run_test lat_bond_vs_member test_lat_bond_vs_member
 run_test wrong_member_key_refused test_wrong_member_key
+run_test unsafe_global_rkey_refused test_global_rkey_refused
 run_test link_down_flushes_exactly_once test_link_down_flush
 run_test member_removal_flushes_exactly_once test_member_removal_flush
 run_test regress_flush_during_detach test_regress_flush_during_detach

@@ -58,6 +58,7 @@
  *                     later is a stale_completion and fails the run; needs
  *                     qps>=2 [0]
  *   pd_per_pair=0|1   one PD for every QP, or one PD per pair [0]
+ *   global_rkey=0|1   the PDs ask for an unsafe global rkey [0]
  *
  * QP creation order, with pd_per_pair=0: the PD, then all qps "A" QPs
  * (A_0..A_n-1), then all "B" QPs (B_0..B_n-1), then the buffers and MRs; A_i
@@ -112,7 +113,9 @@
  * order, exactly once. status=ok iff duplicates, lost and verify_errors are
  * 0. In bw and lat, any failed or flushed completion is an error.
  *
- * Mechanics: one PD (or one per pair) without an unsafe global rkey,
+ * Mechanics: one PD (or one per pair) without an unsafe global rkey
+ * (global_rkey=1 asks for one, which a bond refuses: its QPs of one PD live
+ * on several HCAs),
  * IB_POLL_DIRECT CQs polled by the writer (with cond_resched(), sleeping only
  * after 20 ms without a completion; 10 s without any completion is a stall),
  * kmalloc'd DMA-mapped buffers with their PD's local_dma_lkey, an
@@ -194,6 +197,7 @@ struct kperf_params {
 	u32 abandon;
 	u32 remap_ms;
 	u32 cb_probe_ms;
+	u32 global_rkey;
 };
 
 /* Head of every SEND payload; the rest is a pattern seeded by it. */
@@ -1119,7 +1123,8 @@ static int kperf_find_gid(struct kperf_run *r)
 
 static struct ib_pd *kperf_alloc_pd(struct kperf_run *r)
 {
-	struct ib_pd *pd = ib_alloc_pd(r->dev, 0);
+	struct ib_pd *pd = ib_alloc_pd(r->dev, r->p.global_rkey ?
+				       IB_PD_UNSAFE_GLOBAL_RKEY : 0);
 
 	if (IS_ERR(pd)) {
 		kperf_fail(r, "ib_alloc_pd: %ld", PTR_ERR(pd));
@@ -1850,6 +1855,7 @@ static const struct kperf_key kperf_keys[] = {
 	{ "abandon", offsetof(struct kperf_params, abandon), 0, 1 },
 	{ "remap_ms", offsetof(struct kperf_params, remap_ms), 0, 60000 },
 	{ "cb_probe_ms", offsetof(struct kperf_params, cb_probe_ms), 0, 60000 },
+	{ "global_rkey", offsetof(struct kperf_params, global_rkey), 0, 1 },
 };
 
 static int kperf_parse_kv(struct kperf_params *p, const char *key, const char *val,
