@@ -269,6 +269,8 @@ impl<T: DeviceOps> Adapter<T> {
             let new = unsafe { NewPd::new(ibpd) };
             // SAFETY: the device is `T`'s and holds its data until its
             // `.dealloc_driver`, after its last verb.
+            let owner = unsafe { dev.driver_data::<T::Data>() }?;
+            // SAFETY: as above.
             T::alloc_pd(unsafe { dev.driver_data::<T::Data>() }?, dev, &new)?;
             let init = T::pd_data();
             let raw = ibpd.cast::<Pd<T::PdData>>();
@@ -279,9 +281,7 @@ impl<T: DeviceOps> Adapter<T> {
             // SAFETY: the data is initialised; the PD lives until the
             // `dealloc_pd` below.
             let pd = unsafe { Pd::from_raw(ibpd) };
-            // SAFETY: as above.
-            let data = unsafe { dev.driver_data::<T::Data>() }?;
-            if let Err(e) = T::pds(&data).insert(pd) {
+            if let Err(e) = T::pds(&owner).insert(pd) {
                 // SAFETY: initialised above, in no set, seen by no one; the
                 // core frees the object without a `dealloc_pd`.
                 unsafe { core::ptr::drop_in_place(addr_of_mut!((*raw).data)) };
