@@ -126,8 +126,8 @@ static const struct ib_device_ops mrbond_dev_ops = {
 	.driver_id = RDMA_DRIVER_UNKNOWN,
 
 	/*
-	 * query_device, the port verbs and the counters: mrbond_rs_dev_ops
-	 * (rust/ports.rs).
+	 * query_device, the port verbs, the counters and the PD verbs (with
+	 * size_ib_pd): mrbond_rs_dev_ops (rust/ports.rs).
 	 */
 	.create_cq = mrbond_create_cq,
 	.destroy_cq = mrbond_destroy_cq,

@@ -5,9 +5,9 @@
  * An MR is bound to one member at allocation (the rule is Rust's:
  * mrbond_rs_pd_mr_member()), because every FRWR ULP but RDS advertises
  * mr->rkey before it posts REG_MR and an rkey is only valid on the HCA that
- * issued it. The vdev hands out its own
- * lkeys (index << 8 | key byte), unique over all members, so that a post can
- * tell which member an SGE's key belongs to; rkeys are the member's own.
+ * issued it. The vdev hands out its own lkeys (index << 8 | key byte),
+ * unique over all members, so that a post can tell which member an SGE's
+ * key belongs to; rkeys are the member's own.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
