@@ -200,7 +200,7 @@ static inline struct mrbond_mr *to_mrbond_mr(struct ib_mr *mr)
 	return container_of(mr, struct mrbond_mr, ibmr);
 }
 
-/* verbs/mrbond_verbs_pd_mr.c */
+/* verbs/mrbond_verbs_mr.c */
 struct ib_mr *mrbond_get_dma_mr(struct ib_pd *pd, int access);
 struct ib_mr *mrbond_reg_user_mr(struct ib_pd *pd, u64 start, u64 length,
 				 u64 virt_addr, int access,
