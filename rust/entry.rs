@@ -20,7 +20,6 @@ use kernel::{
 use crate::{
     bond::Bond,
     ffi::*,
-    ports::VdevVerbs,
     rdma::{
         bindings::{ib_device, ib_pd},
         device::OpsTable,
@@ -28,6 +27,7 @@ use crate::{
     },
     registry::Registry,
     vdev_pd::VdevPd,
+    vdev_verbs::VdevVerbs,
 };
 
 /// What sysfs hands a show callback (`PAGE_SIZE`).
@@ -308,7 +308,7 @@ pub(crate) unsafe extern "C" fn mrbond_rs_netdev_unregister(ctx: *mut c_void, if
     unsafe { registry(ctx) }.netdev_unregister(ifindex);
 }
 
-/// The vdev's verbs that Rust implements (`ports.rs`): `mrbond_vdev.c`
+/// The vdev's verbs that Rust implements (`vdev_verbs.rs`): `mrbond_vdev.c`
 /// sets them before its own table, which fills the rest.
 #[export_name = "mrbond_rs_dev_ops"]
 pub(crate) static VDEV_OPS: OpsTable = OpsTable::new::<VdevVerbs>();

@@ -354,7 +354,7 @@ unsafe impl Sync for Vdev {}
 impl Vdev {
     /// Allocates an unregistered vdev that owns `data`, the driver data its
     /// Rust verbs and callbacks borrow (the bond: `DeviceOps::Data` of
-    /// `ports.rs`, the bond pointer of `entry.rs`).
+    /// `vdev_verbs.rs`, the bond pointer of `entry.rs`).
     pub(crate) fn alloc<D: ForeignOwnable>(data: D, nports: u32, guid: u64) -> Result<Self> {
         let foreign = data.into_foreign().cast_mut();
         // SAFETY: `foreign` is owned data that the vdev releases through

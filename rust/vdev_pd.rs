@@ -15,8 +15,21 @@ use kernel::{current, new_mutex, prelude::*, sync::Mutex};
 use crate::{
     ffi::MAX_MEMBERS,
     policy::{ulp, MemberIndex},
-    rdma::pd::MemberPd,
+    rdma::pd::{MemberPd, NewPd},
 };
+
+/// Whether a PD may exist: one rkey valid on every member cannot, and a QP
+/// of the PD may live on any member.
+pub(crate) fn may_alloc(pd: &NewPd<'_>) -> Result {
+    if pd.wants_global_rkey() {
+        pr_warn!(
+            "{} asked for an unsafe global rkey, refused: QPs of one PD live on several HCAs\n",
+            pd.ulp()
+        );
+        return Err(crate::rdma::eopnotsupp());
+    }
+    Ok(())
+}
 
 /// The driver's data in a vdev PD.
 #[pin_data]

@@ -2,8 +2,8 @@
 /*
  * The virtual RoCE ib_device of a bond: allocation, registration and
  * teardown, port binding and the ib_device_ops table of the verbs still in
- * C (mrbond_verbs_*.c). The device attributes (rust/vdev_attrs.rs), the port
- * verbs and the counters (rust/ports.rs) are Rust's.
+ * C (mrbond_verbs_*.c). The device attributes, the port verbs, the counters
+ * and the PDs are Rust's (rust/vdev_verbs.rs).
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -127,7 +127,7 @@ static const struct ib_device_ops mrbond_dev_ops = {
 
 	/*
 	 * query_device, the port verbs, the counters and the PD verbs (with
-	 * size_ib_pd): mrbond_rs_dev_ops (rust/ports.rs).
+	 * size_ib_pd): mrbond_rs_dev_ops (rust/vdev_verbs.rs).
 	 */
 	.create_cq = mrbond_create_cq,
 	.destroy_cq = mrbond_destroy_cq,

@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The table of the vdev's verbs that Rust implements
+//! (`mrbond_rs_dev_ops`, exported by `entry.rs`): each verb answered by the
+//! module of its object, `vdev_attrs` for the device, `ports` for the
+//! ports and counters, `vdev_pd` for the PDs. The C table fills the rest.
+
+#![deny(unsafe_code)]
+
+use kernel::{prelude::*, sync::Arc, sync::ArcBorrow};
+
+use crate::{
+    bond::Bond,
+    ports,
+    rdma::{
+        device::{Device, DeviceAttr, DeviceOps, LinkLayer, PortAttr, RoceV2Port, StatDesc},
+        pd::{NewPd, PdSet},
+    },
+    vdev_attrs,
+    vdev_pd::{self, VdevPd},
+};
+
+/// The verbs of every vdev that Rust implements.
+pub(crate) struct VdevVerbs;
+
+#[vtable]
+impl DeviceOps for VdevVerbs {
+    type Data = Arc<Bond>;
+    type PdData = VdevPd;
+
+    fn query_device(bond: ArcBorrow<'_, Bond>, dev: &Device, attr: &mut DeviceAttr<'_>) -> Result {
+        vdev_attrs::report(&bond.caps, dev, attr);
+        Ok(())
+    }
+
+    fn query_port(
+        bond: ArcBorrow<'_, Bond>,
+        dev: &Device,
+        port: u32,
+        attr: &mut PortAttr<'_>,
+    ) -> Result {
+        ports::query_port(&bond, dev, port, attr);
+        Ok(())
+    }
+
+    fn get_port_immutable(_dev: &Device, _port: u32) -> Result<RoceV2Port> {
+        Ok(ports::immutable())
+    }
+
+    /// A vdev of node type IB_CA would otherwise be reported InfiniBand.
+    fn get_link_layer(_dev: &Device, _port: u32) -> LinkLayer {
+        LinkLayer::Ethernet
+    }
+
+    fn query_pkey(_dev: &Device, _port: u32, index: u16) -> Result<u16> {
+        ports::pkey(index)
+    }
+
+    const HW_STATS: &'static [StatDesc] = &ports::PORT_COUNTERS;
+
+    fn get_hw_stats(
+        bond: ArcBorrow<'_, Bond>,
+        _dev: &Device,
+        port: u32,
+        values: &mut [u64],
+    ) -> Result {
+        ports::stats(bond, port, values);
+        Ok(())
+    }
+
+    fn pds<'a>(bond: &'a ArcBorrow<'_, Bond>) -> &'a PdSet<VdevPd> {
+        &bond.pds
+    }
+
+    fn alloc_pd(_bond: ArcBorrow<'_, Bond>, _dev: &Device, pd: &NewPd<'_>) -> Result {
+        vdev_pd::may_alloc(pd)
+    }
+
+    fn pd_data() -> impl PinInit<VdevPd, Error> {
+        VdevPd::new()
+    }
+}
