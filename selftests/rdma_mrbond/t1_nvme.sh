@@ -1162,7 +1162,7 @@ gsi_repair_after_nfsd() {
 			echo "rxe$r's QP1 is $s: the bond sent a MAD through it while its link was down"
 			return 1
 		fi
-		echo "rxe$r's QP1 is $s ($(send_err_of "rxe$r")): nfsd's own ib_cm sent on the downed link (rxe defect); re-creating rxe$r"
+		echo "rxe$r's QP1 is $s ($(send_err_of "rxe$r")): the member's own ib_cm, which handles nfsd's connections there, sent on the downed link (rxe defect); re-creating rxe$r"
 		nic=$(slave_of_link "$r") || return 1
 		bq -t 60 rdma link del "rxe$r" && bq -t 60 rdma link add "rxe$r" type rxe netdev "$nic" || return 1
 		wait_until 60 member_is "rxe$r" usable || { echo "rxe$r still $(member_state "rxe$r")"; return 1; }
