@@ -6,7 +6,6 @@
 //! another driver's device ([`MemberPd`]).
 
 use core::{
-    marker::PhantomData,
     mem::{align_of, size_of},
     ptr::{addr_of_mut, NonNull},
 };
@@ -93,7 +92,6 @@ unsafe fn ulp_of<'a>(ibpd: *const bindings::ib_pd) -> &'a CStr {
 pub(crate) struct NewPd<'a> {
     flags: u32,
     ulp: &'a CStr,
-    _pd: PhantomData<&'a bindings::ib_pd>,
 }
 
 impl NewPd<'_> {
@@ -105,11 +103,7 @@ impl NewPd<'_> {
     pub(super) unsafe fn new(ibpd: *const bindings::ib_pd) -> Self {
         // SAFETY: the caller guarantees `ibpd` is valid.
         let (flags, ulp) = unsafe { ((*ibpd).flags, ulp_of(ibpd)) };
-        Self {
-            flags,
-            ulp,
-            _pd: PhantomData,
-        }
+        Self { flags, ulp }
     }
 
     /// The name of the kernel ULP that allocates it.
