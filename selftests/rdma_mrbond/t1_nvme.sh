@@ -1154,7 +1154,7 @@ nfs_rail_up() {
 # QP1 the bond's proxy failed to send on (its "QP1 send failed" line) is
 # the bond's doing: the test fails.
 gsi_repair_after_nfsd() {
-	local r s nic
+	local r s VICTIM
 	for ((r = 0; r < MRBOND_LINKS; r++)); do
 		s=$(gsi_state "rxe$r")
 		[[ $s == RTS ]] && continue
@@ -1163,9 +1163,8 @@ gsi_repair_after_nfsd() {
 			return 1
 		fi
 		echo "rxe$r's QP1 is $s ($(send_err_of "rxe$r")): the member's own ib_cm, which handles nfsd's connections there, sent on the downed link (rxe defect); re-creating rxe$r"
-		nic=$(slave_of_link "$r") || return 1
-		bq -t 60 rdma link del "rxe$r" && bq -t 60 rdma link add "rxe$r" type rxe netdev "$nic" || return 1
-		wait_until 60 member_is "rxe$r" usable || { echo "rxe$r still $(member_state "rxe$r")"; return 1; }
+		VICTIM=rxe$r
+		member_del && member_add || return 1
 	done
 }
 
