@@ -8,7 +8,7 @@
 
 #![deny(unsafe_code)]
 
-use kernel::{prelude::*, sync::ArcBorrow};
+use kernel::prelude::*;
 
 use crate::{
     bond::Bond,
@@ -53,9 +53,4 @@ pub(crate) fn pkey(index: u16) -> Result<u16> {
         return Err(EINVAL);
     }
     Ok(port::DEFAULT_PKEY)
-}
-
-/// `get_hw_stats` of `port` (0: the device).
-pub(crate) fn stats(bond: ArcBorrow<'_, Bond>, port: u32, values: &mut [u64]) {
-    bond.stats(port, values);
 }

@@ -64,7 +64,7 @@ impl DeviceOps for VdevVerbs {
         port: u32,
         values: &mut [u64],
     ) -> Result {
-        ports::stats(bond, port, values);
+        bond.stats(port, values);
         Ok(())
     }
 
