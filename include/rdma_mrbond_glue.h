@@ -122,6 +122,8 @@ bool mrbond_glue_netdev_tx_bytes(u32 ifindex, u64 *tx_bytes);
 /* Copies the netdev's name into name (IFNAMSIZ); -ENODEV if none. */
 int mrbond_glue_netdev_name(u32 ifindex, char *name);
 void mrbond_glue_notify_member(const struct mrbond_bond_info *bond, u32 slot);
+/* map_mr_sg's fault-injection point; nothing outside test builds. */
+void mrbond_glue_inject_map_mr_sg(void);
 
 /* C internal: hands the registry to the netlink handlers. */
 void mrbond_netlink_set_ctx(void *ctx);

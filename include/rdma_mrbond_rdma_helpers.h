@@ -7,9 +7,19 @@
 #ifndef _RDMA_MRBOND_RDMA_HELPERS_H
 #define _RDMA_MRBOND_RDMA_HELPERS_H
 
+#include <linux/types.h>
+
+/*
+ * The vdev's reserved local DMA lkey (IBK_LOCAL_DMA_LKEY): index 0, never
+ * an MR's (rust/rdma/mr.rs).
+ */
+#define MRBOND_RDMA_LOCAL_DMA_LKEY	0U
+
 struct ib_device;
+struct ib_mr;
 struct ib_pd;
 struct net_device;
+struct xarray;
 
 /* dev_put(): drops the reference ib_device_get_netdev() took. */
 void mrbond_rdma_dev_put(struct net_device *ndev);
@@ -19,6 +29,24 @@ unsigned int mrbond_rdma_netdev_mtu(const struct net_device *ndev);
 /* ib_alloc_pd(dev, 0) (a macro) and ib_dealloc_pd() (an inline). */
 struct ib_pd *mrbond_rdma_alloc_pd(struct ib_device *dev);
 void mrbond_rdma_dealloc_pd(struct ib_pd *pd);
+/* ib_dereg_mr() (an inline). */
+int mrbond_rdma_dereg_mr(struct ib_mr *mr);
+
+/* rcu_read_lock() and rcu_read_unlock() (inlines). */
+void mrbond_rdma_rcu_read_lock(void);
+void mrbond_rdma_rcu_read_unlock(void);
+
+/*
+ * xa_init_flags() with XA_FLAGS_ALLOC or none, xa_alloc() and xa_insert()
+ * with GFP_KERNEL, and xa_for_each()'s steps (inlines and macros;
+ * xa_load(), xa_erase() and xa_destroy() are symbols).
+ */
+void mrbond_rdma_xa_init(struct xarray *xa, bool alloc);
+int mrbond_rdma_xa_alloc(struct xarray *xa, u32 *id, void *entry, u32 min,
+			 u32 max);
+int mrbond_rdma_xa_insert(struct xarray *xa, unsigned long index, void *entry);
+/* The first entry at or (after) above *index, which it moves there. */
+void *mrbond_rdma_xa_find(struct xarray *xa, unsigned long *index, bool after);
 
 /*
  * The driver data of a vdev (its bond), from mrbond_vdev_alloc() until its

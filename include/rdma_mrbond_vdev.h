@@ -140,8 +140,6 @@ int mrbond_rs_place_qp(void *bond, struct ib_pd *pd, u32 port);
  */
 int mrbond_rs_pd_member(struct ib_pd *pd, u32 slot, struct ib_device *mdev,
 			struct ib_pd **out);
-/* The member slot a new MR of pd binds to; -1 before the PD's first QP. */
-int mrbond_rs_pd_mr_member(struct ib_pd *pd);
 /* The current task created a QP of pd on member slot. */
 void mrbond_rs_pd_note_qp(struct ib_pd *pd, u32 slot);
 /*
@@ -149,6 +147,36 @@ void mrbond_rs_pd_note_qp(struct ib_pd *pd, u32 slot);
  * frees its object there. Under objs_lock.
  */
 void mrbond_rs_pds_detach(void *bond, u32 slot);
+/*
+ * The vdev's MRs are Rust's (rust/rdma/mr.rs): the member changes and the
+ * post path reach them through these.
+ *
+ * Member slot's device is dev until mrbond_rs_mrs_detach(); under objs_lock.
+ */
+int mrbond_rs_mrs_attach(void *bond, u32 slot, struct ib_device *dev);
+/*
+ * Member slot is going away, its QPs destroyed: its MRs become orphans and
+ * their member MRs are freed. Under objs_lock, before mrbond_rs_pds_detach().
+ */
+void mrbond_rs_mrs_detach(void *bond, u32 slot);
+/*
+ * The member lkey of vdev lkey, posted on a QP of member slot: 0, *out set;
+ * 1: the local DMA MR (the QP's member PD's local_dma_lkey); -EXDEV: an MR
+ * of another member, or orphaned (a wrong-member post); -EINVAL: no MR.
+ * Any context, no lock.
+ */
+int mrbond_rs_mr_lkey(void *bond, u32 slot, u32 lkey, u32 *out);
+/*
+ * The member MR that a REG_MR of vdev MR mr registers on a QP of member
+ * slot; NULL if mr is another member's or orphaned. Any context, no lock.
+ */
+struct ib_mr *mrbond_rs_mr_reg_target(struct ib_mr *mr, u32 slot);
+/*
+ * Whether rkey, invalidated on a QP of member slot, belongs to an MR of
+ * another member; an rkey the vdev does not know is the member's to judge.
+ * Any context, no lock.
+ */
+bool mrbond_rs_rkey_other_member(void *bond, u32 slot, u32 rkey);
 /*
  * The member slot whose QP1 should carry a MAD of vdev port `port` (rail:
  * the port's member while usable), or -1 if none is usable. Process context.

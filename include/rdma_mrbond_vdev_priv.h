@@ -37,12 +37,6 @@ struct mrbond_member_slot {
 	atomic_t outstanding;		/* WRs posted, not completed */
 	atomic64_t wrong_key;		/* posts refused: key of another member */
 	atomic64_t flushed;		/* WRs completed with a flush error */
-	/*
-	 * Member rkey >> 8 -> struct mrbond_mr with a member MR here: which
-	 * member an rkey belongs to, in one lookup per member (LOCAL_INV
-	 * checks). Written under objs_lock, read under RCU.
-	 */
-	struct xarray rkeys;
 };
 
 /*
@@ -82,9 +76,7 @@ struct mrbond_vdev {
 	/* The verbs proxy: see include/rdma_mrbond_verbs_priv.h. */
 	struct mutex objs_lock;
 	struct mrbond_member_slot member[MRBOND_MAX_MEMBERS];
-	struct list_head cqs, qps, mrs;	/* under objs_lock */
-	/* lkey >> 8 -> struct mrbond_mr; entry 0 is the local DMA lkey. */
-	struct xarray mr_index;
+	struct list_head cqs, qps;	/* under objs_lock */
 	/*
 	 * QP id (in member WR ids) -> live vdev QP; erased at destroy_qp
 	 * before the QP's CQs are passed under their poll_lock.

@@ -34,8 +34,6 @@
 
 #include "rdma_mrbond_vdev_priv.h"
 
-/* The vdev's reserved local DMA lkey (IBK_LOCAL_DMA_LKEY): MR index 0. */
-#define MRBOND_LOCAL_DMA_LKEY	0U
 /*
  * Member WR ids: bit 63 set for receives, the vdev QP's id (in the vdev's
  * qp_ids) above the low bits of its shadow ring sequence. A completion is
@@ -159,16 +157,6 @@ struct mrbond_cq {
 	struct list_head node;	/* vdev cqs, under objs_lock */
 };
 
-struct mrbond_mr {
-	struct ib_mr ibmr;
-	int member;		/* -1: the local DMA MR, valid on any member */
-	struct ib_mr *mmr;	/* NULL for the DMA MR and once orphaned */
-	struct ib_mr *orphan;	/* only inside mrbond_mrs_detach() */
-	u32 index;		/* in vdev mrs: lkey >> 8 */
-	struct list_head node;	/* vdev mrs, under objs_lock */
-	struct rcu_head rcu;
-};
-
 /* An AH of the vdev: only the GSI proxy uses them (no UD QPs otherwise). */
 struct mrbond_ah {
 	struct ib_ah ibah;
@@ -194,29 +182,6 @@ static inline struct mrbond_ah *to_mrbond_ah(struct ib_ah *ah)
 {
 	return container_of(ah, struct mrbond_ah, ibah);
 }
-
-static inline struct mrbond_mr *to_mrbond_mr(struct ib_mr *mr)
-{
-	return container_of(mr, struct mrbond_mr, ibmr);
-}
-
-/* verbs/mrbond_verbs_mr.c */
-struct ib_mr *mrbond_get_dma_mr(struct ib_pd *pd, int access);
-struct ib_mr *mrbond_reg_user_mr(struct ib_pd *pd, u64 start, u64 length,
-				 u64 virt_addr, int access,
-				 struct ib_udata *udata);
-int mrbond_dereg_mr(struct ib_mr *mr, struct ib_udata *udata);
-struct ib_mr *mrbond_alloc_mr(struct ib_pd *pd, enum ib_mr_type type,
-			      u32 max_num_sg);
-int mrbond_map_mr_sg(struct ib_mr *mr, struct scatterlist *sg, int sg_nents,
-		     unsigned int *sg_offset);
-int mrbond_translate_lkey(struct mrbond_vdev *v, struct mrbond_qp *qp,
-			  u32 lkey, u32 *out);
-struct mrbond_mr *mrbond_mr_on_member(struct mrbond_vdev *v,
-				      struct mrbond_qp *qp, struct ib_mr *ibmr);
-int mrbond_check_local_rkey(struct mrbond_vdev *v, struct mrbond_qp *qp,
-			    u32 rkey);
-void mrbond_mrs_detach(struct mrbond_vdev *v, int member);
 
 /* verbs/mrbond_verbs_cq.c */
 int mrbond_create_cq(struct ib_cq *cq, const struct ib_cq_init_attr *attr,

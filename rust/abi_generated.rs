@@ -308,6 +308,9 @@ extern "C" {
 extern "C" {
     pub fn mrbond_glue_notify_member(bond: *const mrbond_bond_info, slot: u32_);
 }
+extern "C" {
+    pub fn mrbond_glue_inject_map_mr_sg();
+}
 #[repr(C)]
 #[derive(Debug)]
 pub struct mrbond_vdev {

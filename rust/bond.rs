@@ -26,7 +26,7 @@ use crate::{
         port::PortCounter,
         ulp, MemberIndex, MemberMask,
     },
-    rdma::pd::PdSet,
+    rdma::{mr::MrTable, pd::PdSet},
     text::Name,
     vdev_pd::VdevPd,
 };
@@ -129,6 +129,9 @@ pub(crate) struct Bond {
     /// The vdev's live PDs (`crate::vdev_pd`), kept by the PD verbs.
     #[pin]
     pub(crate) pds: PdSet<VdevPd>,
+    /// The vdev's MRs by key, kept by the MR verbs (`crate::rdma::mr`).
+    #[pin]
+    pub(crate) mrs: MrTable,
 }
 
 fn slot_index(slot: usize) -> Option<MemberIndex> {
@@ -227,6 +230,7 @@ impl Bond {
                 vdev <- new_mutex!(None, "mrbond:vdev"),
                 knobs <- Knobs::new(),
                 pds <- PdSet::new(),
+                mrs <- MrTable::new(),
             }),
             GFP_KERNEL,
         )

@@ -21,8 +21,9 @@ use crate::{
     bond::Bond,
     ffi::*,
     rdma::{
-        bindings::{ib_device, ib_pd},
+        bindings::{ib_device, ib_mr, ib_pd},
         device::OpsTable,
+        mr::{Lkey, Mr},
         pd::{MemberPd, Pd},
     },
     registry::Registry,
@@ -389,21 +390,6 @@ pub(crate) unsafe extern "C" fn mrbond_rs_pd_member(
     })
 }
 
-/// The member a new MR of vdev PD `ibpd` binds to, -1 before its first QP.
-///
-/// # Safety
-///
-/// Called by the verbs proxy with a live PD of a vdev, in process context.
-#[no_mangle]
-pub(crate) unsafe extern "C" fn mrbond_rs_pd_mr_member(ibpd: *mut ib_pd) -> c_int {
-    // SAFETY: as the caller guarantees.
-    let pd = unsafe { vdev_pd(ibpd) };
-    pd.data()
-        .mr_member()
-        .and_then(|m| c_int::try_from(m).ok())
-        .unwrap_or(-1)
-}
-
 /// The current task created a QP of vdev PD `ibpd` on member `slot`.
 ///
 /// # Safety
@@ -431,6 +417,112 @@ pub(crate) unsafe extern "C" fn mrbond_rs_pds_detach(bond_ptr: *mut c_void, slot
     if let Ok(slot) = slot_of(slot) {
         bond.pds.for_each(|pd| pd.data().detach(slot));
     }
+}
+
+/// Member `slot`'s device is `mdev` until `mrbond_rs_mrs_detach()`; 0 or
+/// -errno.
+///
+/// # Safety
+///
+/// Called by the member's attach with the bond of a live vdev, holding its
+/// `objs_lock`, with a registered `mdev` that stays registered until the
+/// member's detach has called `mrbond_rs_mrs_detach()` and
+/// `mrbond_rs_pds_detach()`.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn mrbond_rs_mrs_attach(
+    bond_ptr: *mut c_void,
+    slot: u32,
+    mdev: *mut ib_device,
+) -> c_int {
+    from_result(|| {
+        // SAFETY: as the caller guarantees.
+        let bond = unsafe { bond(bond_ptr) };
+        // SAFETY: the caller keeps `mdev` registered past the detach of its
+        // MRs and PDs.
+        unsafe { bond.mrs.attach(slot_of(slot)?, mdev) }?;
+        Ok(0)
+    })
+}
+
+/// Member `slot` is going away, its QPs destroyed: its MRs become orphans.
+///
+/// # Safety
+///
+/// Called by the member's detach with the bond of a live vdev, holding its
+/// `objs_lock`, in process context.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn mrbond_rs_mrs_detach(bond_ptr: *mut c_void, slot: u32) {
+    // SAFETY: as the caller guarantees.
+    let bond = unsafe { bond(bond_ptr) };
+    if let Ok(slot) = slot_of(slot) {
+        bond.mrs.detach(slot);
+    }
+}
+
+/// The member lkey of vdev `lkey` posted on a QP of member `slot`: 0 with
+/// `*out` set, 1 for the local DMA MR, -EXDEV for an MR of another member
+/// or an orphan, -EINVAL for no MR.
+///
+/// # Safety
+///
+/// Called by the post path with the bond of a live vdev and a valid `out`;
+/// any context.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn mrbond_rs_mr_lkey(
+    bond_ptr: *mut c_void,
+    slot: u32,
+    lkey: u32,
+    out: *mut u32,
+) -> c_int {
+    // SAFETY: as the caller guarantees.
+    let bond = unsafe { bond(bond_ptr) };
+    let Ok(slot) = slot_of(slot) else {
+        return EINVAL.to_errno();
+    };
+    match bond.mrs.lkey(slot, lkey) {
+        Lkey::Member(key) => {
+            // SAFETY: the caller passes a valid `out`.
+            unsafe { out.write(key) };
+            0
+        }
+        Lkey::LocalDma => 1,
+        Lkey::WrongMember => EXDEV.to_errno(),
+        Lkey::Unknown => EINVAL.to_errno(),
+    }
+}
+
+/// The member MR a REG_MR of vdev MR `ibmr` registers on a QP of member
+/// `slot`, NULL if it is another member's or orphaned.
+///
+/// # Safety
+///
+/// Called by the post path with a live MR of a vdev; any context.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn mrbond_rs_mr_reg_target(ibmr: *mut ib_mr, slot: u32) -> *mut ib_mr {
+    // SAFETY: the vdev's table is `VdevVerbs`', whose MRs are `Mr`s; the
+    // caller guarantees it is live.
+    let mr = unsafe { Mr::from_raw(ibmr) };
+    slot_of(slot)
+        .ok()
+        .and_then(|slot| mr.member_mr_on(slot))
+        .map_or(core::ptr::null_mut(), NonNull::as_ptr)
+}
+
+/// Whether `rkey`, invalidated on a QP of member `slot`, is an MR of
+/// another member.
+///
+/// # Safety
+///
+/// Called by the post path with the bond of a live vdev; any context.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn mrbond_rs_rkey_other_member(
+    bond_ptr: *mut c_void,
+    slot: u32,
+    rkey: u32,
+) -> bool {
+    // SAFETY: as the caller guarantees.
+    let bond = unsafe { bond(bond_ptr) };
+    slot_of(slot).is_ok_and(|slot| bond.mrs.rkey_is_other_members(slot, rkey))
 }
 
 /// The member slot that sends the MADs of vdev `port`, -1 if none is usable.

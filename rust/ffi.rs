@@ -138,6 +138,14 @@ pub(crate) fn kick() {
     unsafe { glue::mrbond_glue_kick() }
 }
 
+/// Widens the window between `map_mr_sg` reading a member MR and mapping
+/// it, in test builds (a no-op in others). Under an RCU read lock: it
+/// busy-waits where it may not sleep.
+pub(crate) fn inject_map_mr_sg() {
+    // SAFETY: callable in any context.
+    unsafe { glue::mrbond_glue_inject_map_mr_sg() }
+}
+
 /// Monotonic nanoseconds.
 pub(crate) fn now_ns() -> u64 {
     // SAFETY: a plain clock read.

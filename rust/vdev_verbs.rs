@@ -3,7 +3,8 @@
 //! The table of the vdev's verbs that Rust implements
 //! (`mrbond_rs_dev_ops`, exported by `entry.rs`): each verb answered by the
 //! module of its object, `vdev_attrs` for the device, `ports` for the
-//! ports and counters, `vdev_pd` for the PDs. The C table fills the rest.
+//! ports and counters, `vdev_pd` for the PDs; the MRs are the layer's
+//! (`rdma::mr`), bound to the member `vdev_pd` names. The C table fills the rest.
 
 #![deny(unsafe_code)]
 
@@ -14,7 +15,8 @@ use crate::{
     ports,
     rdma::{
         device::{Device, DeviceAttr, DeviceOps, LinkLayer, PortAttr, RoceV2Port, StatDesc},
-        pd::{NewPd, PdSet},
+        mr::{MemberDevice, MrTable},
+        pd::{MemberPd, NewPd, Pd, PdSet},
     },
     vdev_attrs,
     vdev_pd::{self, VdevPd},
@@ -78,5 +80,29 @@ impl DeviceOps for VdevVerbs {
 
     fn pd_data() -> impl PinInit<VdevPd, Error> {
         VdevPd::new()
+    }
+
+    fn mrs<'a>(bond: &'a ArcBorrow<'_, Bond>) -> &'a MrTable {
+        &bond.mrs
+    }
+
+    /// ULPs allocate MRs after their QP: before it, where the PD's first
+    /// QP will go is not decided.
+    fn mr_member(pd: &Pd<VdevPd>) -> Result<usize> {
+        pd.data().mr_member().ok_or(EAGAIN)
+    }
+
+    fn with_member_pd<R>(
+        pd: &Pd<VdevPd>,
+        slot: usize,
+        dev: &MemberDevice,
+        f: impl FnOnce(&MemberPd) -> Result<R>,
+    ) -> Result<R> {
+        pd.data()
+            .with_member_pd(slot, || MemberPd::alloc_on(dev), f)?
+    }
+
+    fn before_member_map() {
+        crate::ffi::inject_map_mr_sg();
     }
 }

@@ -419,4 +419,9 @@ void mrbond_glue_exit(void)
 	mrbond_inject_exit();
 }
 
+void mrbond_glue_inject_map_mr_sg(void)
+{
+	mrbond_inject_any(MRBOND_INJECT_MAP_MR_SG);
+}
+
 MODULE_ALIAS_RDMA_LINK("mrbond");

@@ -4,6 +4,8 @@
  * bindgen sees only their prototypes (include/rdma_mrbond_rdma_helpers.h).
  */
 #include <linux/netdevice.h>
+#include <linux/rcupdate.h>
+#include <linux/xarray.h>
 #include <rdma/ib_verbs.h>
 
 #include "rdma_mrbond_rdma_helpers.h"
@@ -26,4 +28,42 @@ struct ib_pd *mrbond_rdma_alloc_pd(struct ib_device *dev)
 void mrbond_rdma_dealloc_pd(struct ib_pd *pd)
 {
 	ib_dealloc_pd(pd);
+}
+
+int mrbond_rdma_dereg_mr(struct ib_mr *mr)
+{
+	return ib_dereg_mr(mr);
+}
+
+void mrbond_rdma_rcu_read_lock(void)
+{
+	rcu_read_lock();
+}
+
+void mrbond_rdma_rcu_read_unlock(void)
+{
+	rcu_read_unlock();
+}
+
+void mrbond_rdma_xa_init(struct xarray *xa, bool alloc)
+{
+	xa_init_flags(xa, alloc ? XA_FLAGS_ALLOC : 0);
+}
+
+int mrbond_rdma_xa_alloc(struct xarray *xa, u32 *id, void *entry, u32 min,
+			 u32 max)
+{
+	return xa_alloc(xa, id, entry, XA_LIMIT(min, max), GFP_KERNEL);
+}
+
+int mrbond_rdma_xa_insert(struct xarray *xa, unsigned long index, void *entry)
+{
+	return xa_insert(xa, index, entry, GFP_KERNEL);
+}
+
+void *mrbond_rdma_xa_find(struct xarray *xa, unsigned long *index, bool after)
+{
+	if (after)
+		return xa_find_after(xa, index, ULONG_MAX, XA_PRESENT);
+	return xa_find(xa, index, ULONG_MAX, XA_PRESENT);
 }

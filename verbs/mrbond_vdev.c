@@ -99,12 +99,6 @@ static void mrbond_dealloc_driver(struct ib_device *ibdev)
 		mrbond_gsi_member_release(&res);
 	}
 	/* The core destroyed every object first: only quarantine is left. */
-	WARN_ON(!xa_empty(&v->mr_index));
-	xa_destroy(&v->mr_index);
-	for (i = 0; i < MRBOND_MAX_MEMBERS; i++) {
-		WARN_ON(!xa_empty(&v->member[i].rkeys));
-		xa_destroy(&v->member[i].rkeys);
-	}
 	xa_destroy(&v->qpns);
 	xa_destroy(&v->qp_ids);
 	if (bond)
@@ -126,8 +120,8 @@ static const struct ib_device_ops mrbond_dev_ops = {
 	.driver_id = RDMA_DRIVER_UNKNOWN,
 
 	/*
-	 * query_device, the port verbs, the counters and the PD verbs (with
-	 * size_ib_pd): mrbond_rs_dev_ops (rust/vdev_verbs.rs).
+	 * query_device, the port verbs, the counters, the PD verbs (with
+	 * size_ib_pd) and the MR verbs: mrbond_rs_dev_ops (rust/vdev_verbs.rs).
 	 */
 	.create_cq = mrbond_create_cq,
 	.destroy_cq = mrbond_destroy_cq,
@@ -146,11 +140,6 @@ static const struct ib_device_ops mrbond_dev_ops = {
 	 */
 	.create_ah = mrbond_create_ah,
 	.destroy_ah = mrbond_destroy_ah,
-	.get_dma_mr = mrbond_get_dma_mr,
-	.reg_user_mr = mrbond_reg_user_mr,
-	.dereg_mr = mrbond_dereg_mr,
-	.alloc_mr = mrbond_alloc_mr,
-	.map_mr_sg = mrbond_map_mr_sg,
 
 	/* Required by `rdma link del` (ib_unregister_device_and_put). */
 	.dealloc_driver = mrbond_dealloc_driver,
@@ -179,15 +168,12 @@ struct mrbond_vdev *mrbond_vdev_alloc(void *bond, u32 nports, u64 node_guid)
 	mutex_init(&v->objs_lock);
 	INIT_LIST_HEAD(&v->cqs);
 	INIT_LIST_HEAD(&v->qps);
-	INIT_LIST_HEAD(&v->mrs);
-	xa_init_flags(&v->mr_index, XA_FLAGS_ALLOC);
 	xa_init(&v->qpns);
 	xa_init_flags(&v->qp_ids, XA_FLAGS_ALLOC1);
-	v->ibdev.local_dma_lkey = MRBOND_LOCAL_DMA_LKEY;
+	v->ibdev.local_dma_lkey = MRBOND_RDMA_LOCAL_DMA_LKEY;
 	for (i = 0; i < MRBOND_MAX_MEMBERS; i++) {
 		v->member[i].v = v;
 		v->member[i].index = i;
-		xa_init(&v->member[i].rkeys);
 	}
 	spin_lock_init(&v->gsi_lock);
 	v->gsi_wq = alloc_ordered_workqueue("mrbond_gsi", WQ_MEM_RECLAIM);

@@ -42,6 +42,9 @@ int mrbond_vdev_member_attach(struct mrbond_vdev *v, u32 slot,
 		ret = -EBUSY;	/* the old one was never detached */
 		goto out_unlock;
 	}
+	ret = mrbond_rs_mrs_attach(v->bond, slot, dev);
+	if (ret)
+		goto out_unlock;
 	v->member[slot].dev = dev;
 	/* Members are single-port RoCE devices (one ib_device per port). */
 	v->member[slot].port = 1;
@@ -130,7 +133,7 @@ void mrbond_vdev_member_detach(struct mrbond_vdev *v, u32 slot)
 		n++;
 	}
 	mrbond_cqs_free_unhooked(v);
-	mrbond_mrs_detach(v, slot);
+	mrbond_rs_mrs_detach(v->bond, slot);
 	mrbond_rs_pds_detach(v->bond, slot);
 	pr_info("%s: member %s detached: %u QPs, %llu WRs flushed in %lld us\n",
 		dev_name(&v->ibdev.dev), dev_name(&v->member[slot].dev->dev), n,

@@ -80,6 +80,12 @@ static void mrbond_post_without_member(struct mrbond_vdev *v,
 	*kick = true;
 }
 
+/* A post named a key of another member's MR, or of an orphan. */
+static void mrbond_count_wrong_key(struct mrbond_vdev *v, struct mrbond_qp *qp)
+{
+	atomic64_inc(&v->member[qp->member].wrong_key);
+}
+
 static int mrbond_copy_sges(struct mrbond_vdev *v, struct mrbond_qp *qp,
 			    struct ib_sge *dst, const struct ib_sge *src,
 			    int n, bool inline_data)
@@ -90,9 +96,15 @@ static int mrbond_copy_sges(struct mrbond_vdev *v, struct mrbond_qp *qp,
 		dst[i] = src[i];
 		if (inline_data)
 			continue;	/* copied by the CPU: no key involved */
-		ret = mrbond_translate_lkey(v, qp, src[i].lkey, &dst[i].lkey);
-		if (ret)
-			return ret;
+		ret = mrbond_rs_mr_lkey(v->bond, qp->member, src[i].lkey,
+					&dst[i].lkey);
+		if (ret == 1) {
+			dst[i].lkey = qp->local_dma_lkey;
+		} else if (ret) {
+			if (ret == -EXDEV)
+				mrbond_count_wrong_key(v, qp);
+			return -EINVAL;
+		}
 	}
 	return 0;
 }
@@ -102,7 +114,7 @@ static int mrbond_translate_send(struct mrbond_vdev *v, struct mrbond_qp *qp,
 				 const struct ib_send_wr *wr,
 				 union mrbond_send_wr *m, struct ib_sge *sge)
 {
-	struct mrbond_mr *mr;
+	struct ib_mr *ibmr, *mmr;
 	int ret;
 
 	switch (wr->opcode) {
@@ -121,26 +133,33 @@ static int mrbond_translate_send(struct mrbond_vdev *v, struct mrbond_qp *qp,
 		m->atomic = *atomic_wr(wr);
 		break;
 	case IB_WR_LOCAL_INV:
-		ret = mrbond_check_local_rkey(v, qp, wr->ex.invalidate_rkey);
-		if (ret)
-			return ret;
+		if (mrbond_rs_rkey_other_member(v->bond, qp->member,
+						wr->ex.invalidate_rkey)) {
+			mrbond_count_wrong_key(v, qp);
+			return -EINVAL;
+		}
 		m->wr = *wr;
 		break;
 	case IB_WR_REG_MR:
-		mr = mrbond_mr_on_member(v, qp, reg_wr(wr)->mr);
-		if (!mr)
+		ibmr = reg_wr(wr)->mr;
+		if (!ibmr || ibmr->device != &v->ibdev)
 			return -EINVAL;
+		mmr = mrbond_rs_mr_reg_target(ibmr, qp->member);
+		if (!mmr) {
+			mrbond_count_wrong_key(v, qp);
+			return -EINVAL;
+		}
 		/*
 		 * The ULP may move the window after map_mr_sg (rpcrdma sets
 		 * ibmr->iova); members read their own MR's at the post.
 		 */
-		mr->mmr->iova = mr->ibmr.iova;
-		mr->mmr->length = mr->ibmr.length;
-		mr->mmr->page_size = mr->ibmr.page_size;
+		mmr->iova = ibmr->iova;
+		mmr->length = ibmr->length;
+		mmr->page_size = ibmr->page_size;
 		m->reg = *reg_wr(wr);
-		m->reg.mr = mr->mmr;
+		m->reg.mr = mmr;
 		/* Only the key byte is the ULP's; the index is the member's. */
-		m->reg.key = (mr->mmr->lkey & ~0xffU) | (reg_wr(wr)->key & 0xff);
+		m->reg.key = (mmr->lkey & ~0xffU) | (reg_wr(wr)->key & 0xff);
 		break;
 	default:
 		return -EOPNOTSUPP;

@@ -15,7 +15,8 @@ use kernel::{
 
 use super::{
     bindings,
-    pd::{NewPd, PdSet},
+    mr::{MemberDevice, MrTable},
+    pd::{MemberPd, NewPd, Pd, PdSet},
 };
 use crate::policy::{
     caps::{DeviceCaps, Limit},
@@ -270,6 +271,27 @@ pub(crate) trait DeviceOps {
 
     /// The initialiser of a new PD's data.
     fn pd_data() -> impl PinInit<Self::PdData, Error>;
+
+    /// The device's MRs, which the MR adapters keep (see [`super::mr`]).
+    fn mrs<'a>(data: &'a <Self::Data as ForeignOwnable>::Borrowed<'_>) -> &'a MrTable;
+
+    /// `alloc_mr`: the member slot a new FRWR MR of `pd` binds to, for
+    /// the current task. May sleep.
+    fn mr_member(pd: &Pd<Self::PdData>) -> Result<usize>;
+
+    /// `f` applied to `pd`'s object on member `slot`, whose device is
+    /// `dev`, made first if there is none. May sleep.
+    fn with_member_pd<R>(
+        pd: &Pd<Self::PdData>,
+        slot: usize,
+        dev: &MemberDevice,
+        f: impl FnOnce(&MemberPd) -> Result<R>,
+    ) -> Result<R>;
+
+    /// Runs in `map_mr_sg` between reading the member MR and mapping it,
+    /// under an RCU read lock: must not sleep (a fault-injection point of
+    /// test builds).
+    fn before_member_map() {}
 
     /// `query_device`: the device's attributes, for a kernel caller (the
     /// core at registration, which keeps the copy ULPs read). May sleep.
@@ -591,6 +613,11 @@ impl OpsTable {
             alloc_pd: Some(Adapter::<T>::alloc_pd),
             dealloc_pd: Some(Adapter::<T>::dealloc_pd),
             size_ib_pd: Adapter::<T>::PD_SIZE,
+            get_dma_mr: Some(Adapter::<T>::get_dma_mr),
+            alloc_mr: Some(Adapter::<T>::alloc_mr),
+            reg_user_mr: Some(Adapter::<T>::reg_user_mr),
+            dereg_mr: Some(Adapter::<T>::dereg_mr),
+            map_mr_sg: Some(Adapter::<T>::map_mr_sg),
             // SAFETY: all zeroes is a valid `ib_device_ops`: no owner, no
             // verbs, no object sizes, every one left to the C table.
             ..unsafe { MaybeUninit::<bindings::ib_device_ops>::zeroed().assume_init() }

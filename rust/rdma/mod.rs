@@ -9,7 +9,9 @@
 
 pub(crate) mod bindings;
 pub(crate) mod device;
+pub(crate) mod mr;
 pub(crate) mod pd;
+pub(crate) mod rcu;
 
 use kernel::error::Error;
 
