@@ -12,6 +12,8 @@
 
 #include <linux/types.h>
 
+#include "rdma_mrbond_inject.h"
+
 struct ib_device;
 
 #define MRBOND_NAME_MAX 64	/* IB_DEVICE_NAME_MAX */
@@ -122,8 +124,12 @@ bool mrbond_glue_netdev_tx_bytes(u32 ifindex, u64 *tx_bytes);
 /* Copies the netdev's name into name (IFNAMSIZ); -ENODEV if none. */
 int mrbond_glue_netdev_name(u32 ifindex, char *name);
 void mrbond_glue_notify_member(const struct mrbond_bond_info *bond, u32 slot);
-/* map_mr_sg's fault-injection point; nothing outside test builds. */
-void mrbond_glue_inject_map_mr_sg(void);
+/*
+ * A fault-injection point that Rust passes (include/rdma_mrbond_inject.h);
+ * nothing outside test builds. _any: in any context.
+ */
+void mrbond_glue_inject(enum mrbond_inject_point point);
+void mrbond_glue_inject_any(enum mrbond_inject_point point);
 
 /* C internal: hands the registry to the netlink handlers. */
 void mrbond_netlink_set_ctx(void *ctx);

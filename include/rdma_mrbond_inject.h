@@ -27,6 +27,8 @@ enum mrbond_inject_point {
 	MRBOND_INJECT_GSI_REQ_OUT,
 	/* A member turned unusable, its QPs not yet moved to ERR. */
 	MRBOND_INJECT_MEMBER_FAIL,
+	/* alloc_mr: the member chosen, its MR not yet allocated. */
+	MRBOND_INJECT_ALLOC_MR,
 	MRBOND_INJECT_NR,
 };
 

@@ -45,7 +45,7 @@ void mrbond_rdma_xa_init(struct xarray *xa, bool alloc);
 int mrbond_rdma_xa_alloc(struct xarray *xa, u32 *id, void *entry, u32 min,
 			 u32 max);
 int mrbond_rdma_xa_insert(struct xarray *xa, unsigned long index, void *entry);
-/* The first entry at or (after) above *index, which it moves there. */
+/* The first entry at *index or (after) above it; *index is moved to it. */
 void *mrbond_rdma_xa_find(struct xarray *xa, unsigned long *index, bool after);
 
 /*

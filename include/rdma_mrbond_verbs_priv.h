@@ -5,9 +5,10 @@
  *
  * A vdev QP lives on one member, chosen by Rust (mrbond_rs_place_qp()); PDs
  * (Rust's: rust/vdev_pd.rs) and CQs span members and get a member object
- * per member lazily; an MR is bound to one member when it is allocated
- * (mrbond_rs_pd_mr_member(), from the inputs the PD's QPs left). Posts and
- * completions are translated here with the tables below; a CM MAD goes out
+ * per member lazily; an MR (Rust's: rust/rdma/mr.rs) is bound to one
+ * member when it is allocated, from the inputs the PD's QPs left. Posts
+ * and completions are translated here, keys through Rust's MR table
+ * (mrbond_rs_mr_lkey() and friends, lock-free); a CM MAD goes out
  * through the member of the QP it speaks for, other MADs through the member
  * Rust names (mrbond_rs_gsi_member()).
  *
@@ -15,8 +16,9 @@
  *  - mrbond_vdev.objs_lock (mutex "mrbond:vdev-objects"): member objects
  *    are created and destroyed under it, and the object lists walked. Never
  *    held while calling a Rust function that takes a Rust lock, but for
- *    the PDs' ("mrbond:pds", "mrbond:pd"), which nest inside it and take
- *    nothing of ours.
+ *    the MR table's ("mrbond:mrs") and the PDs' ("mrbond:pds",
+ *    "mrbond:pd"), which nest inside it in that order and take nothing of
+ *    ours.
  *  - mrbond_cq.poll_lock (spinlock): polling the member CQs of a vdev CQ,
  *    and replacing them.
  *  - mrbond_qp.lock (spinlock): the QP's member QP pointer, state and

@@ -21,6 +21,16 @@ pub type u16_ = __u16;
 pub type u32_ = __u32;
 pub type u64_ = __u64;
 pub type bool_ = bool;
+pub const MRBOND_INJECT_DETACH_QP: mrbond_inject_point = 0;
+pub const MRBOND_INJECT_MAP_MR_SG: mrbond_inject_point = 1;
+pub const MRBOND_INJECT_CM_LISTEN: mrbond_inject_point = 2;
+pub const MRBOND_INJECT_ATTACH_FAIL: mrbond_inject_point = 3;
+pub const MRBOND_INJECT_CM_REQ_IN: mrbond_inject_point = 4;
+pub const MRBOND_INJECT_GSI_REQ_OUT: mrbond_inject_point = 5;
+pub const MRBOND_INJECT_MEMBER_FAIL: mrbond_inject_point = 6;
+pub const MRBOND_INJECT_ALLOC_MR: mrbond_inject_point = 7;
+pub const MRBOND_INJECT_NR: mrbond_inject_point = 8;
+pub type mrbond_inject_point = ffi::c_uint;
 #[repr(C)]
 #[derive(Debug)]
 pub struct ib_device {
@@ -309,7 +319,10 @@ extern "C" {
     pub fn mrbond_glue_notify_member(bond: *const mrbond_bond_info, slot: u32_);
 }
 extern "C" {
-    pub fn mrbond_glue_inject_map_mr_sg();
+    pub fn mrbond_glue_inject(point: mrbond_inject_point);
+}
+extern "C" {
+    pub fn mrbond_glue_inject_any(point: mrbond_inject_point);
 }
 #[repr(C)]
 #[derive(Debug)]

@@ -138,12 +138,36 @@ pub(crate) fn kick() {
     unsafe { glue::mrbond_glue_kick() }
 }
 
-/// Widens the window between `map_mr_sg` reading a member MR and mapping
-/// it, in test builds (a no-op in others). Under an RCU read lock: it
-/// busy-waits where it may not sleep.
-pub(crate) fn inject_map_mr_sg() {
-    // SAFETY: callable in any context.
-    unsafe { glue::mrbond_glue_inject_map_mr_sg() }
+/// The fault-injection points Rust passes (`include/rdma_mrbond_inject.h`):
+/// in test builds an armed point widens a race window once; in others it
+/// does nothing.
+#[derive(Clone, Copy)]
+pub(crate) enum Inject {
+    /// `map_mr_sg`: the member MR read, not yet mapped.
+    MapMrSg,
+    /// `alloc_mr`: the member chosen, its MR not yet allocated.
+    AllocMr,
+}
+
+impl Inject {
+    fn raw(self) -> abi::mrbond_inject_point {
+        match self {
+            Self::MapMrSg => abi::MRBOND_INJECT_MAP_MR_SG,
+            Self::AllocMr => abi::MRBOND_INJECT_ALLOC_MR,
+        }
+    }
+}
+
+/// Passes `point`, sleeping if it is armed. Process context.
+pub(crate) fn inject(point: Inject) {
+    // SAFETY: callable in process context with any point.
+    unsafe { glue::mrbond_glue_inject(point.raw()) }
+}
+
+/// Passes `point` in any context: busy-waits where it may not sleep.
+pub(crate) fn inject_any(point: Inject) {
+    // SAFETY: callable in any context with any point.
+    unsafe { glue::mrbond_glue_inject_any(point.raw()) }
 }
 
 /// Monotonic nanoseconds.

@@ -35,8 +35,8 @@ pub(crate) fn may_alloc(pd: &NewPd<'_>) -> Result {
 #[pin_data]
 pub(crate) struct VdevPd {
     /// Lock "mrbond:pd": the member PDs and the placement inputs. Taken
-    /// inside the vdev's `objs_lock` and the device's PD set, with nothing
-    /// inside it but the member's own PD verbs.
+    /// inside the vdev's `objs_lock`, the MR table's lock or the device's
+    /// PD set, with nothing inside it but the member's own PD and MR verbs.
     #[pin]
     inner: Mutex<PdInner>,
 }

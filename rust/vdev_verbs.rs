@@ -12,10 +12,11 @@ use kernel::{prelude::*, sync::Arc, sync::ArcBorrow};
 
 use crate::{
     bond::Bond,
+    ffi::{self, Inject},
     ports,
     rdma::{
         device::{Device, DeviceAttr, DeviceOps, LinkLayer, PortAttr, RoceV2Port, StatDesc},
-        mr::{MemberDevice, MrTable},
+        mr::{MemberDevice, MrTable, MrWindow},
         pd::{MemberPd, NewPd, Pd, PdSet},
     },
     vdev_attrs,
@@ -102,7 +103,10 @@ impl DeviceOps for VdevVerbs {
             .with_member_pd(slot, || MemberPd::alloc_on(dev), f)?
     }
 
-    fn before_member_map() {
-        crate::ffi::inject_map_mr_sg();
+    fn mr_window(window: MrWindow) {
+        match window {
+            MrWindow::MemberMap => ffi::inject_any(Inject::MapMrSg),
+            MrWindow::MemberAlloc => ffi::inject(Inject::AllocMr),
+        }
     }
 }

@@ -419,9 +419,14 @@ void mrbond_glue_exit(void)
 	mrbond_inject_exit();
 }
 
-void mrbond_glue_inject_map_mr_sg(void)
+void mrbond_glue_inject(enum mrbond_inject_point point)
 {
-	mrbond_inject_any(MRBOND_INJECT_MAP_MR_SG);
+	mrbond_inject(point);
+}
+
+void mrbond_glue_inject_any(enum mrbond_inject_point point)
+{
+	mrbond_inject_any(point);
 }
 
 MODULE_ALIAS_RDMA_LINK("mrbond");

@@ -27,6 +27,7 @@ static const char * const mrbond_inject_names[MRBOND_INJECT_NR] = {
 	[MRBOND_INJECT_CM_REQ_IN] = "cm_req_in",
 	[MRBOND_INJECT_GSI_REQ_OUT] = "gsi_req_out",
 	[MRBOND_INJECT_MEMBER_FAIL] = "member_fail",
+	[MRBOND_INJECT_ALLOC_MR] = "alloc_mr",
 };
 
 struct mrbond_inject_state {

@@ -15,7 +15,7 @@ use kernel::{
 
 use super::{
     bindings,
-    mr::{MemberDevice, MrTable},
+    mr::{MemberDevice, MrTable, MrWindow},
     pd::{MemberPd, NewPd, Pd, PdSet},
 };
 use crate::policy::{
@@ -288,10 +288,9 @@ pub(crate) trait DeviceOps {
         f: impl FnOnce(&MemberPd) -> Result<R>,
     ) -> Result<R>;
 
-    /// Runs in `map_mr_sg` between reading the member MR and mapping it,
-    /// under an RCU read lock: must not sleep (a fault-injection point of
-    /// test builds).
-    fn before_member_map() {}
+    /// Runs inside a race window of the MR verbs, for fault injection in
+    /// test builds; must not sleep in [`MrWindow::MemberMap`].
+    fn mr_window(_window: MrWindow) {}
 
     /// `query_device`: the device's attributes, for a kernel caller (the
     /// core at registration, which keeps the copy ULPs read). May sleep.

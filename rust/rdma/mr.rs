@@ -159,6 +159,16 @@ pub(crate) enum Lkey {
     Unknown,
 }
 
+/// The race windows of the MR verbs ([`DeviceOps::mr_window`]).
+pub(crate) enum MrWindow {
+    /// `map_mr_sg`: the member MR read, not yet mapped; under an RCU read
+    /// lock, which a member's detach waits for.
+    MemberMap,
+    /// `alloc_mr`: the member chosen, its MR not yet allocated; under the
+    /// table's lock, which a member's detach waits for. May sleep.
+    MemberAlloc,
+}
+
 /// A member's RDMA device, as the table holds it between the member's
 /// attach and detach.
 ///
@@ -499,6 +509,7 @@ impl<T: DeviceOps> Adapter<T> {
         let members = mrs.members.lock();
         let slot = T::mr_member(pd)?;
         let dev = members.get(slot).and_then(Option::as_ref).ok_or(ENODEV)?;
+        T::mr_window(MrWindow::MemberAlloc);
         let mmr = T::with_member_pd(pd, slot, dev, |mpd| {
             let mr_type = bindings::ib_mr_type_IB_MR_TYPE_MEM_REG;
             // SAFETY: `mpd` is a live PD of the member.
@@ -585,7 +596,7 @@ impl<T: DeviceOps> Adapter<T> {
             let _guard = rcu::Guard::new();
             let mmr = mr.member_mr.load(Ordering::Acquire);
             if !mmr.is_null() {
-                T::before_member_map();
+                T::mr_window(MrWindow::MemberMap);
                 // SAFETY: `mmr` is live until the guard drops; `ibmr` is
                 // the core's, with its page size set for this call.
                 unsafe {

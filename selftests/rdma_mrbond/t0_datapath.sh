@@ -318,6 +318,41 @@ test_regress_map_mr_sg_vs_detach() {
 	return $rc
 }
 
+# Race: alloc_mr chooses the member, then allocates the MR there; a detach
+# of that member in between would miss the MR (it is not filed yet), free
+# the member PD it is being made in, and leave a member MR behind on a
+# device that is gone. The MR table's lock is held across both, and the
+# detach of the member waits for it. kperf allocates its FRWR targets; the
+# injection point stalls one allocation, after the member is chosen, while
+# both members are removed: one detach must take the stall's length.
+test_regress_alloc_mr_vs_detach() {
+	local pid rc=0 hits0 us longest=0 i lines0
+	lines0=$(dmesg | wc -l)
+	hits0=$(inject_hits alloc_mr 2>/dev/null || echo 0)
+	inject_arm alloc_mr 4000 || rc=1
+	kperf "$TB_TMP/allocmr" dev=mrbond0 gid=$SERVICE mode=bw qps=1 pd_per_pair=1 \
+		iters=50 size=4096 &
+	pid=$!
+	wait_for 20 eval '(($(inject_hits alloc_mr) > hits0))' ||
+		{ echo "no alloc_mr reached the injection point"; rc=1; }
+	rdma link del rxe0 && rdma link del rxe1 || rc=1
+	for us in $(dmesg | sed -n 's/.*mrbond0: member rxe[01] detached: .* in \([0-9]*\) us$/\1/p' | tail -n 2); do
+		((us > longest)) && longest=$us
+	done
+	echo "longest member detach: $longest us (an alloc_mr stalled 4000 ms)"
+	((longest >= 2000000)) || { echo "no detach waited for the MR being allocated"; rc=1; }
+	# Its QPs lose their members by design: only the MRs are judged.
+	wait "$pid"
+	for i in 0 1; do rdma link add rxe$i type rxe netdev m$i || rc=1; done
+	wait_for 20 eval '[[ $(member_state rxe0) == usable && $(member_state rxe1) == usable ]]' ||
+		{ echo "members not back"; rc=1; }
+	# The orphan was deregistered with kperf's teardown, on no member.
+	dmesg | tail -n +$((lines0 + 1)) | grep -E "WARNING|BUG:" && { echo "kernel warning in the race"; rc=1; }
+	kperf "$TB_TMP/allocmr2" dev=mrbond0 gid=$SERVICE mode=bw qps=2 iters=50 size=4096 \
+		pd_per_pair=1 || { cat "$TB_TMP/allocmr2"; echo "no traffic after the race"; rc=1; }
+	return $rc
+}
+
 # Defect: the bond called a ULP's completion handler from inside the ULP's
 # own post (a post to a QP whose member is gone completes at once), and
 # QP_FATAL with its locks held; no HCA does either, and a ULP that posts
@@ -465,7 +500,7 @@ test_unload() {
 	modprobe -r mrbond_kperf && "$CTL" bond del mrbond0 && modprobe -r rdma_mrbond
 }
 
-ktap_header 23
+ktap_header 24
 if ! out=$(setup 2>&1); then
 	echo "$out" | sed 's/^/# /'
 	echo "Bail out! T0 data path setup failed"
@@ -484,6 +519,7 @@ run_test member_removal_flushes_exactly_once test_member_removal_flush
 run_test regress_flush_during_detach test_regress_flush_during_detach
 run_test regress_place_unattached test_regress_place_unattached
 run_test regress_map_mr_sg_vs_detach test_regress_map_mr_sg_vs_detach
+run_test regress_alloc_mr_vs_detach test_regress_alloc_mr_vs_detach
 run_test regress_callbacks_unlocked test_regress_callbacks_unlocked
 run_test traffic_after_failover test_after_failover_traffic
 run_test nvme_connect_over_bond test_nvme_connect
