@@ -283,6 +283,29 @@ test_regress_place_unattached() {
 	return $rc
 }
 
+# remove_members_behind_stall WHAT: removes both members while WHAT, stalled
+# 4 s at an injection point, must hold the detach of its member back; fails
+# unless one of the two detaches the bond logged took at least 2 s.
+remove_members_behind_stall() {
+	local us longest=0 rc=0
+	rdma link del rxe0 && rdma link del rxe1 || rc=1
+	for us in $(dmesg | sed -n 's/.*mrbond0: member rxe[01] detached: .* in \([0-9]*\) us$/\1/p' | tail -n 2); do
+		((us > longest)) && longest=$us
+	done
+	echo "longest member detach: $longest us ($1 stalled 4000 ms)"
+	((longest >= 2000000)) || { echo "no detach waited for $1"; rc=1; }
+	return $rc
+}
+
+# readd_members: rxe0 and rxe1 anew, both usable again.
+readd_members() {
+	local i rc=0
+	for i in 0 1; do rdma link add rxe$i type rxe netdev m$i || rc=1; done
+	wait_for 20 eval '[[ $(member_state rxe0) == usable && $(member_state rxe1) == usable ]]' ||
+		{ echo "members not back"; rc=1; }
+	return $rc
+}
+
 # Defect: map_mr_sg read the member MR and mapped it outside RCU, while a
 # detach frees member MRs after synchronize_rcu(), so a map in flight wrote
 # into a freed MR. kperf maps an FRWR target again and again from process
@@ -293,7 +316,7 @@ test_regress_place_unattached() {
 # kernel, where the detach went on and KASAN saw the write into the freed
 # MR); elsewhere it busy-waits, which holds a grace period back anyway.
 test_regress_map_mr_sg_vs_detach() {
-	local pid rc=0 hits0 us longest=0 i
+	local pid rc=0 hits0
 	hits0=$(inject_hits map_mr_sg 2>/dev/null || echo 0)
 	kperf "$TB_TMP/remap" dev=mrbond0 gid=$SERVICE mode=bw qps=1 pd_per_pair=1 \
 		remap_ms=12000 &
@@ -302,19 +325,12 @@ test_regress_map_mr_sg_vs_detach() {
 	inject_arm map_mr_sg 4000 || rc=1
 	wait_for 10 eval '(($(inject_hits map_mr_sg) > hits0))' ||
 		{ echo "no map reached the injection point"; rc=1; }
-	rdma link del rxe0 && rdma link del rxe1 || rc=1
-	for us in $(dmesg | sed -n 's/.*mrbond0: member rxe[01] detached: .* in \([0-9]*\) us$/\1/p' | tail -n 2); do
-		((us > longest)) && longest=$us
-	done
-	echo "longest member detach: $longest us (a map stalled 4000 ms)"
-	((longest >= 2000000)) || { echo "no detach waited for the map in flight"; rc=1; }
+	remove_members_behind_stall "a map" || rc=1
 	# Its QPs lose their members by design: only the maps are judged.
 	wait "$pid"
 	grep -E '^(maps|map_errors)=' "$TB_TMP/remap"
 	(($(field "$TB_TMP/remap" maps) > 0)) || { echo "nothing was mapped"; rc=1; }
-	for i in 0 1; do rdma link add rxe$i type rxe netdev m$i || rc=1; done
-	wait_for 20 eval '[[ $(member_state rxe0) == usable && $(member_state rxe1) == usable ]]' ||
-		{ echo "members not back"; rc=1; }
+	readd_members || rc=1
 	return $rc
 }
 
@@ -326,7 +342,7 @@ test_regress_map_mr_sg_vs_detach() {
 # injection point stalls one allocation, after the member is chosen, while
 # both members are removed: one detach must take the stall's length.
 test_regress_alloc_mr_vs_detach() {
-	local pid rc=0 hits0 us longest=0 i lines0
+	local pid rc=0 hits0 lines0
 	lines0=$(dmesg | wc -l)
 	hits0=$(inject_hits alloc_mr 2>/dev/null || echo 0)
 	inject_arm alloc_mr 4000 || rc=1
@@ -335,17 +351,10 @@ test_regress_alloc_mr_vs_detach() {
 	pid=$!
 	wait_for 20 eval '(($(inject_hits alloc_mr) > hits0))' ||
 		{ echo "no alloc_mr reached the injection point"; rc=1; }
-	rdma link del rxe0 && rdma link del rxe1 || rc=1
-	for us in $(dmesg | sed -n 's/.*mrbond0: member rxe[01] detached: .* in \([0-9]*\) us$/\1/p' | tail -n 2); do
-		((us > longest)) && longest=$us
-	done
-	echo "longest member detach: $longest us (an alloc_mr stalled 4000 ms)"
-	((longest >= 2000000)) || { echo "no detach waited for the MR being allocated"; rc=1; }
+	remove_members_behind_stall "an alloc_mr" || rc=1
 	# Its QPs lose their members by design: only the MRs are judged.
 	wait "$pid"
-	for i in 0 1; do rdma link add rxe$i type rxe netdev m$i || rc=1; done
-	wait_for 20 eval '[[ $(member_state rxe0) == usable && $(member_state rxe1) == usable ]]' ||
-		{ echo "members not back"; rc=1; }
+	readd_members || rc=1
 	# The orphan was deregistered with kperf's teardown, on no member.
 	dmesg | tail -n +$((lines0 + 1)) | grep -E "WARNING|BUG:" && { echo "kernel warning in the race"; rc=1; }
 	kperf "$TB_TMP/allocmr2" dev=mrbond0 gid=$SERVICE mode=bw qps=2 iters=50 size=4096 \
@@ -359,7 +368,7 @@ test_regress_alloc_mr_vs_detach() {
 # under its own lock deadlocks. kperf's probe QP, on an armed CQ, posts
 # after its member was removed: the callback must come, from elsewhere.
 test_regress_callbacks_unlocked() {
-	local pid rc=0 i
+	local pid rc=0
 	kperf "$TB_TMP/cbprobe" dev=mrbond0 gid=$SERVICE mode=bw qps=1 pd_per_pair=1 \
 		cb_probe_ms=3000 &
 	pid=$!
@@ -371,9 +380,7 @@ test_regress_callbacks_unlocked() {
 	(($(field "$TB_TMP/cbprobe" cb_calls) > 0)) || { echo "no completion callback"; rc=1; }
 	[[ $(field "$TB_TMP/cbprobe" cb_in_post) == 0 ]] ||
 		{ echo "the completion callback ran inside the ULP's post"; rc=1; }
-	for i in 0 1; do rdma link add rxe$i type rxe netdev m$i || rc=1; done
-	wait_for 20 eval '[[ $(member_state rxe0) == usable && $(member_state rxe1) == usable ]]' ||
-		{ echo "members not back"; rc=1; }
+	readd_members || rc=1
 	return $rc
 }
 
