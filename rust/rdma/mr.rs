@@ -261,14 +261,13 @@ impl MrTable {
         };
         *entry = None;
         self.for_each(|mr| {
-            if mr.binding.is_some_and(|b| b.slot == slot) {
-                let mmr = mr.member_mr.swap(ptr::null_mut(), Ordering::AcqRel);
-                if !mmr.is_null() {
-                    if let Some(b) = mr.binding {
-                        self.erase(&self.rkeys, rkey_slot_index(slot, b.rkey));
-                    }
-                    mr.orphan.store(mmr, Ordering::Relaxed);
-                }
+            let Some(b) = mr.binding.filter(|b| b.slot == slot) else {
+                return;
+            };
+            let mmr = mr.member_mr.swap(ptr::null_mut(), Ordering::AcqRel);
+            if !mmr.is_null() {
+                self.erase(&self.rkeys, rkey_slot_index(slot, b.rkey));
+                mr.orphan.store(mmr, Ordering::Relaxed);
             }
         });
         // Key lookups and mappings read `member_mr` under RCU.
