@@ -2,12 +2,15 @@
 /*
  * What the Rust RDMA abstractions (rust/rdma/) call that has no symbol of
  * its own: static inlines, wrapped as the kernel crate's rust/helpers/ do,
- * and the one accessor of the vdev container while it is still C.
+ * and the accessors of the vdev container while it is still C.
  */
 #ifndef _RDMA_MRBOND_RDMA_HELPERS_H
 #define _RDMA_MRBOND_RDMA_HELPERS_H
 
+#include <linux/spinlock_types.h>
 #include <linux/types.h>
+#include <linux/workqueue_types.h>
+#include <rdma/ib_verbs.h>
 
 /*
  * The vdev's reserved local DMA lkey (IBK_LOCAL_DMA_LKEY): index 0, never
@@ -15,9 +18,6 @@
  */
 #define MRBOND_RDMA_LOCAL_DMA_LKEY	0U
 
-struct ib_device;
-struct ib_mr;
-struct ib_pd;
 struct net_device;
 struct xarray;
 
@@ -31,6 +31,22 @@ struct ib_pd *mrbond_rdma_alloc_pd(struct ib_device *dev);
 void mrbond_rdma_dealloc_pd(struct ib_pd *pd);
 /* ib_dereg_mr() (an inline). */
 int mrbond_rdma_dereg_mr(struct ib_mr *mr);
+
+/* ib_create_cq() (a macro), ib_poll_cq() and ib_req_notify_cq() (inlines). */
+struct ib_cq *mrbond_rdma_create_cq(struct ib_device *dev,
+				    ib_comp_handler comp,
+				    void (*event)(struct ib_event *, void *),
+				    void *ctx, int cqe, int comp_vector);
+int mrbond_rdma_poll_cq(struct ib_cq *cq, int num_entries, struct ib_wc *wc);
+int mrbond_rdma_req_notify_cq(struct ib_cq *cq,
+			      enum ib_cq_notify_flags flags);
+
+/* spin_lock_irqsave() and spin_unlock_irqrestore() (macros). */
+unsigned long mrbond_rdma_spin_lock_irqsave(spinlock_t *lock);
+void mrbond_rdma_spin_unlock_irqrestore(spinlock_t *lock, unsigned long flags);
+
+/* INIT_WORK() (a macro): one lock class for the works of this module. */
+void mrbond_rdma_init_work(struct work_struct *work, work_func_t func);
 
 /* rcu_read_lock() and rcu_read_unlock() (inlines). */
 void mrbond_rdma_rcu_read_lock(void);
@@ -53,5 +69,16 @@ void *mrbond_rdma_xa_find(struct xarray *xa, unsigned long *index, bool after);
  * .dealloc_driver; NULL after.
  */
 void *mrbond_rdma_driver_data(struct ib_device *ibdev);
+/*
+ * Queues work on the vdev's callback workqueue (ordered: the ULP callbacks
+ * the vdev raises itself, never under a lock of ours).
+ */
+void mrbond_rdma_vdev_queue_cb(struct ib_device *ibdev,
+			       struct work_struct *work);
+/*
+ * The verbs proxy's translation of a member completion (its vdev QP, the
+ * ULP's wr_id); false for one to drop. Under the vdev CQ's poll lock.
+ */
+bool mrbond_rdma_vdev_wc_translate(struct ib_device *ibdev, struct ib_wc *wc);
 
 #endif /* _RDMA_MRBOND_RDMA_HELPERS_H */

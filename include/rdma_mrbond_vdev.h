@@ -16,8 +16,11 @@
 /* MRBOND_MAX_MEMBERS: in rail mode member slot i is port i + 1. */
 #include "rdma_mrbond_glue.h"
 
+struct ib_cq;
 struct ib_device;
 struct ib_pd;
+struct ib_qp;
+struct ib_wc;
 struct mrbond_vdev;
 
 #define MRBOND_MAX_PORTS 16
@@ -177,6 +180,33 @@ struct ib_mr *mrbond_rs_mr_reg_target(struct ib_mr *mr, u32 slot);
  * Any context, no lock.
  */
 bool mrbond_rs_rkey_other_member(void *bond, u32 slot, u32 rkey);
+/*
+ * The vdev's CQs are Rust's (rust/rdma/cq.rs): the verbs proxy reaches them
+ * through these.
+ *
+ * CQ cq's member CQ on member slot, whose device is mdev, created on first
+ * use; an ERR_PTR on failure. Under objs_lock, which keeps mdev the
+ * member's device until its detach frees the member CQs.
+ */
+struct ib_cq *mrbond_rs_cq_member(struct ib_cq *cq, u32 slot,
+				  struct ib_device *mdev);
+/*
+ * Queues wc, a completion the vdev made; false if the CQ overflowed (its
+ * consumer gets IB_EVENT_CQ_ERR). Any context.
+ */
+bool mrbond_rs_cq_push(struct ib_cq *cq, const struct ib_wc *wc);
+/* The CQ's consumer is told from cb_wq, if it armed the CQ. Any context. */
+void mrbond_rs_cq_kick_later(struct ib_cq *cq);
+/* qp (its id erased) is being destroyed: no poll returns its completions. */
+void mrbond_rs_cq_forget_qp(struct ib_cq *cq, const struct ib_qp *qp);
+/*
+ * Member slot is going away: no poll reads its CQs (unhook, before its QPs
+ * are destroyed), then they are freed (after). Under objs_lock.
+ */
+void mrbond_rs_cqs_unhook(void *bond, u32 slot);
+void mrbond_rs_cqs_free_unhooked(void *bond);
+/* Every CQ's consumer is told of the flushes a detach queued. */
+void mrbond_rs_cqs_kick_later(void *bond);
 /*
  * The member slot whose QP1 should carry a MAD of vdev port `port` (rail:
  * the port's member while usable), or -1 if none is usable. Process context.

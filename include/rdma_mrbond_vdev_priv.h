@@ -76,10 +76,10 @@ struct mrbond_vdev {
 	/* The verbs proxy: see include/rdma_mrbond_verbs_priv.h. */
 	struct mutex objs_lock;
 	struct mrbond_member_slot member[MRBOND_MAX_MEMBERS];
-	struct list_head cqs, qps;	/* under objs_lock */
+	struct list_head qps;		/* under objs_lock */
 	/*
 	 * QP id (in member WR ids) -> live vdev QP; erased at destroy_qp
-	 * before the QP's CQs are passed under their poll_lock.
+	 * before the QP's CQs are passed under their poll lock.
 	 */
 	struct xarray qp_ids;
 	u32 next_qp_id;		/* cyclic: a stale CQE finds no new QP */

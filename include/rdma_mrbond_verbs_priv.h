@@ -4,8 +4,8 @@
  * the member objects behind them.
  *
  * A vdev QP lives on one member, chosen by Rust (mrbond_rs_place_qp()); PDs
- * (Rust's: rust/vdev_pd.rs) and CQs span members and get a member object
- * per member lazily; an MR (Rust's: rust/rdma/mr.rs) is bound to one
+ * (Rust's: rust/vdev_pd.rs) and CQs (Rust's: rust/rdma/cq.rs) span members
+ * and get a member object per member lazily; an MR (Rust's: rust/rdma/mr.rs) is bound to one
  * member when it is allocated, from the inputs the PD's QPs left. Posts
  * and completions are translated here, keys through Rust's MR table
  * (mrbond_rs_mr_lkey() and friends, lock-free); a CM MAD goes out
@@ -16,16 +16,18 @@
  *  - mrbond_vdev.objs_lock (mutex "mrbond:vdev-objects"): member objects
  *    are created and destroyed under it, and the object lists walked. Never
  *    held while calling a Rust function that takes a Rust lock, but for
- *    the MR table's ("mrbond:mrs") and the PDs' ("mrbond:pds",
- *    "mrbond:pd"), which nest inside it in that order and take nothing of
+ *    the MR table's ("mrbond:mrs"), the PDs' ("mrbond:pds", "mrbond:pd")
+ *    and the CQs' ("mrbond:cqs"), which nest inside it and take nothing of
  *    ours.
- *  - mrbond_cq.poll_lock (spinlock): polling the member CQs of a vdev CQ,
- *    and replacing them.
+ *  - a vdev CQ's "mrbond:cq-poll" (Rust, spinlock, IRQs off): polling its
+ *    member CQs, and replacing them. A poll translates a completion under
+ *    it, taking mrbond_qp.lock.
  *  - mrbond_qp.lock (spinlock): the QP's member QP pointer, state and
  *    shadow rings; held across the member post, so that a post never races
  *    with the member QP's destruction.
- *  - mrbond_cq.swq_lock (spinlock): the CQ's software queue (synthesised
- *    flushes). Innermost.
+ *  - a vdev CQ's "mrbond:cq-swq" (Rust, spinlock, IRQs off): its software
+ *    queue (synthesised flushes), pushed to under mrbond_qp.lock.
+ *    Innermost.
  */
 #ifndef _RDMA_MRBOND_VERBS_PRIV_H
 #define _RDMA_MRBOND_VERBS_PRIV_H
@@ -34,6 +36,7 @@
 #include <linux/spinlock.h>
 #include <rdma/ib_verbs.h>
 
+#include "rdma_mrbond_rdma_helpers.h"
 #include "rdma_mrbond_vdev_priv.h"
 
 /*
@@ -63,8 +66,6 @@ static inline u64 mrbond_wrid(u32 qp_id, u64 seq, bool recv)
  * same QPN meanwhile as a stale connection.
  */
 #define MRBOND_QPN_QUARANTINE_ABORTED	(90 * HZ)
-
-struct mrbond_cq;
 
 /* One entry of a shadow ring: what the member WR stands for. */
 struct mrbond_wr_slot {
@@ -114,7 +115,7 @@ struct mrbond_qp {
 	 * rings until the detach flushes them (mrbond_qp_flush_all()).
 	 */
 	bool detaching;
-	struct mrbond_cq *scq, *rcq;
+	struct ib_cq *scq, *rcq;	/* Rust's vdev CQs (rust/rdma/cq.rs) */
 	u32 local_dma_lkey;	/* of the member PD */
 	bool sig_all;
 	bool failed;		/* QP_FATAL sent */
@@ -140,25 +141,6 @@ struct mrbond_qp {
 	u32 gsi_sq_size;
 };
 
-struct mrbond_cq {
-	struct ib_cq ibcq;
-	int cqe;
-	u32 comp_vector;
-	spinlock_t poll_lock;
-	struct ib_cq *member[MRBOND_MAX_MEMBERS];	/* under poll_lock */
-	struct ib_cq *unhooked;	/* of a detaching member, under objs_lock */
-	u32 next;		/* round-robin start of the member polls */
-	bool armed;		/* req_notify_cq since the last callback */
-	struct work_struct kick_work;	/* mrbond_cq_kick_later(), on cb_wq */
-	struct work_struct err_work;	/* IB_EVENT_CQ_ERR, on cb_wq */
-	spinlock_t swq_lock;
-	struct ib_wc *swq;	/* synthesised completions, a ring */
-	u32 swq_mask;
-	u32 swq_head, swq_tail;
-	bool swq_overflow;
-	struct list_head node;	/* vdev cqs, under objs_lock */
-};
-
 /* An AH of the vdev: only the GSI proxy uses them (no UD QPs otherwise). */
 struct mrbond_ah {
 	struct ib_ah ibah;
@@ -170,11 +152,6 @@ static inline struct mrbond_vdev *mrbond_vdev_of(struct ib_device *ibdev)
 	return container_of(ibdev, struct mrbond_vdev, ibdev);
 }
 
-static inline struct mrbond_cq *to_mrbond_cq(struct ib_cq *cq)
-{
-	return container_of(cq, struct mrbond_cq, ibcq);
-}
-
 static inline struct mrbond_qp *to_mrbond_qp(struct ib_qp *qp)
 {
 	return container_of(qp, struct mrbond_qp, ibqp);
@@ -184,23 +161,6 @@ static inline struct mrbond_ah *to_mrbond_ah(struct ib_ah *ah)
 {
 	return container_of(ah, struct mrbond_ah, ibah);
 }
-
-/* verbs/mrbond_verbs_cq.c */
-int mrbond_create_cq(struct ib_cq *cq, const struct ib_cq_init_attr *attr,
-		     struct uverbs_attr_bundle *attrs);
-int mrbond_destroy_cq(struct ib_cq *cq, struct ib_udata *udata);
-int mrbond_poll_cq(struct ib_cq *cq, int num_entries, struct ib_wc *wc);
-int mrbond_req_notify_cq(struct ib_cq *cq, enum ib_cq_notify_flags flags);
-struct ib_cq *mrbond_member_cq(struct mrbond_cq *cq, int member,
-			       struct ib_device *dev);
-bool mrbond_cq_push(struct mrbond_cq *cq, const struct ib_wc *wc);
-bool mrbond_cq_push_flush(struct mrbond_cq *cq, struct mrbond_qp *qp,
-			  const struct mrbond_wr_slot *s);
-void mrbond_cq_kick(struct mrbond_cq *cq);
-void mrbond_cq_kick_later(struct mrbond_cq *cq);
-void mrbond_cqs_unhook(struct mrbond_vdev *v, int member);
-void mrbond_cqs_free_unhooked(struct mrbond_vdev *v);
-void mrbond_cq_forget_qp(struct mrbond_cq *cq, struct mrbond_qp *qp);
 
 /* verbs/mrbond_verbs_qp.c */
 int mrbond_create_qp(struct ib_qp *qp, struct ib_qp_init_attr *init,
@@ -237,7 +197,6 @@ int mrbond_post_send(struct ib_qp *qp, const struct ib_send_wr *wr,
 		     const struct ib_send_wr **bad_wr);
 int mrbond_post_recv(struct ib_qp *qp, const struct ib_recv_wr *wr,
 		     const struct ib_recv_wr **bad_wr);
-bool mrbond_wc_translate(struct mrbond_vdev *v, struct ib_wc *wc);
 void mrbond_qp_flush_all(struct mrbond_qp *qp);
 
 #endif /* _RDMA_MRBOND_VERBS_PRIV_H */

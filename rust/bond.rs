@@ -6,8 +6,9 @@
 #![deny(unsafe_code)]
 
 use kernel::{
-    new_mutex,
+    c_str, new_mutex,
     prelude::*,
+    static_lock_class,
     sync::{Arc, Mutex},
 };
 
@@ -26,7 +27,7 @@ use crate::{
         port::PortCounter,
         ulp, MemberIndex, MemberMask,
     },
-    rdma::{mr::MrTable, pd::PdSet},
+    rdma::{cq::CqSet, mr::MrTable, pd::PdSet},
     text::Name,
     vdev_pd::VdevPd,
 };
@@ -126,12 +127,17 @@ pub(crate) struct Bond {
     /// ECN/DCQCN/PFC settings and per-member status (`crate::knobs`).
     #[pin]
     pub(crate) knobs: Knobs,
-    /// The vdev's live PDs (`crate::vdev_pd`), kept by the PD verbs.
+    /// The vdev's live PDs (`crate::vdev_pd`), kept by the PD verbs; lock
+    /// "mrbond:pds", inside the vdev's `objs_lock`.
     #[pin]
     pub(crate) pds: PdSet<VdevPd>,
     /// The vdev's MRs by key, kept by the MR verbs (`crate::rdma::mr`).
     #[pin]
     pub(crate) mrs: MrTable,
+    /// The vdev's live CQs, kept by the CQ verbs (`crate::rdma::cq`); lock
+    /// "mrbond:cqs", inside the vdev's `objs_lock`.
+    #[pin]
+    pub(crate) cqs: CqSet,
 }
 
 fn slot_index(slot: usize) -> Option<MemberIndex> {
@@ -229,8 +235,9 @@ impl Bond {
                 ),
                 vdev <- new_mutex!(None, "mrbond:vdev"),
                 knobs <- Knobs::new(),
-                pds <- PdSet::new(),
+                pds <- PdSet::new(c_str!("mrbond:pds"), static_lock_class!()),
                 mrs <- MrTable::new(),
+                cqs <- CqSet::new(c_str!("mrbond:cqs"), static_lock_class!()),
             }),
             GFP_KERNEL,
         )

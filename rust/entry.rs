@@ -21,7 +21,8 @@ use crate::{
     bond::Bond,
     ffi::*,
     rdma::{
-        bindings::{ib_device, ib_mr, ib_pd},
+        bindings::{ib_cq, ib_device, ib_mr, ib_pd, ib_qp, ib_wc},
+        cq::{Cq, Wc},
         device::OpsTable,
         mr::{Lkey, Mr},
         pd::{MemberPd, Pd},
@@ -523,6 +524,111 @@ pub(crate) unsafe extern "C" fn mrbond_rs_rkey_other_member(
     // SAFETY: as the caller guarantees.
     let bond = unsafe { bond(bond_ptr) };
     slot_of(slot).is_ok_and(|slot| bond.mrs.rkey_is_other_members(slot, rkey))
+}
+
+/// Vdev CQ `ibcq`'s member CQ on member `slot`, whose device is `mdev`,
+/// created on first use; an `ERR_PTR` on failure.
+///
+/// # Safety
+///
+/// Called by the verbs proxy with a live CQ of a vdev, holding its
+/// `objs_lock`, under which `mdev` is the device of member `slot`: it stays
+/// registered until the member's detach, which frees its member CQs
+/// (`mrbond_rs_cqs_unhook()`, `mrbond_rs_cqs_free_unhooked()`) first.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn mrbond_rs_cq_member(
+    ibcq: *mut ib_cq,
+    slot: u32,
+    mdev: *mut ib_device,
+) -> *mut ib_cq {
+    let member = || {
+        let slot = slot_of(slot)?;
+        if mdev.is_null() {
+            return Err(ENODEV);
+        }
+        // SAFETY: as the caller guarantees, the CQ is live and `mdev`
+        // registered until the member CQ is freed.
+        unsafe { Cq::from_raw(ibcq).member(slot, mdev) }
+    };
+    member().unwrap_or_else(|e| e.to_ptr())
+}
+
+/// Queues `wc`, a completion the vdev made, on vdev CQ `ibcq`; false if
+/// the CQ overflowed (its consumer gets `IB_EVENT_CQ_ERR`).
+///
+/// # Safety
+///
+/// Called by the verbs proxy with a live CQ of a vdev and a valid `wc`, in
+/// any context.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn mrbond_rs_cq_push(ibcq: *mut ib_cq, wc: *const ib_wc) -> bool {
+    // SAFETY: as the caller guarantees.
+    unsafe { Cq::from_raw(ibcq).push(Wc::from_raw(wc)) }
+}
+
+/// Has the consumer of vdev CQ `ibcq` told, from the vdev's callback
+/// workqueue, of the completions the vdev queued, if it armed the CQ.
+///
+/// # Safety
+///
+/// Called by the verbs proxy with a live CQ of a vdev, in any context.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn mrbond_rs_cq_kick_later(ibcq: *mut ib_cq) {
+    // SAFETY: as the caller guarantees.
+    unsafe { Cq::from_raw(ibcq) }.kick_later();
+}
+
+/// Vdev QP `qp`, its id erased, is being destroyed: no poll of vdev CQ
+/// `ibcq` returns a completion of it once this returns.
+///
+/// # Safety
+///
+/// Called by the verbs proxy with a live CQ of a vdev, in any context.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn mrbond_rs_cq_forget_qp(ibcq: *mut ib_cq, qp: *const ib_qp) {
+    // SAFETY: as the caller guarantees.
+    unsafe { Cq::from_raw(ibcq) }.forget_qp(qp);
+}
+
+/// Member `slot` is going away: no poll of any vdev CQ reads its CQs.
+///
+/// # Safety
+///
+/// Called by the member's detach with the bond of a live vdev, holding its
+/// `objs_lock`, before the member's QPs are destroyed.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn mrbond_rs_cqs_unhook(bond_ptr: *mut c_void, slot: u32) {
+    // SAFETY: as the caller guarantees.
+    let bond = unsafe { bond(bond_ptr) };
+    if let Ok(slot) = slot_of(slot) {
+        bond.cqs.for_each(|cq| cq.unhook(slot));
+    }
+}
+
+/// The member's QPs are destroyed: its CQs, unhooked, are freed.
+///
+/// # Safety
+///
+/// Called by the member's detach with the bond of a live vdev, holding its
+/// `objs_lock`, in process context.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn mrbond_rs_cqs_free_unhooked(bond_ptr: *mut c_void) {
+    // SAFETY: as the caller guarantees.
+    let bond = unsafe { bond(bond_ptr) };
+    bond.cqs.for_each(Cq::free_unhooked);
+}
+
+/// The consumers of every vdev CQ are told of the flushes a detach queued.
+///
+/// # Safety
+///
+/// Called by the member's detach with the bond of a live vdev, holding its
+/// `objs_lock`, in process context.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn mrbond_rs_cqs_kick_later(bond_ptr: *mut c_void) {
+    // SAFETY: as the caller guarantees.
+    let bond = unsafe { bond(bond_ptr) };
+    bond.cqs.for_each(Cq::kick_later);
 }
 
 /// The member slot that sends the MADs of vdev `port`, -1 if none is usable.

@@ -170,6 +170,18 @@ pub(crate) fn inject_any(point: Inject) {
     unsafe { glue::mrbond_glue_inject_any(point.raw()) }
 }
 
+/// The verbs proxy's translation of a member completion on vdev `dev`
+/// (`mrbond_rdma_vdev_wc_translate()`): its vdev QP and the ULP's wr_id;
+/// false for one to drop. Any context, under the CQ's poll lock.
+pub(crate) fn wc_translate(
+    dev: &crate::rdma::device::Device,
+    wc: &mut crate::rdma::cq::Wc,
+) -> bool {
+    // SAFETY: `dev` is an allocated vdev, whose proxy state outlives its
+    // CQs; `wc` is a completion, ours for the call.
+    unsafe { crate::rdma::bindings::mrbond_rdma_vdev_wc_translate(dev.as_raw(), wc.as_raw_mut()) }
+}
+
 /// Monotonic nanoseconds.
 pub(crate) fn now_ns() -> u64 {
     // SAFETY: a plain clock read.

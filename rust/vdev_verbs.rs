@@ -15,6 +15,7 @@ use crate::{
     ffi::{self, Inject},
     ports,
     rdma::{
+        cq::{CqSet, Wc},
         device::{Device, DeviceAttr, DeviceOps, LinkLayer, PortAttr, RoceV2Port, StatDesc},
         mr::{MemberDevice, MrTable, MrWindow},
         pd::{MemberPd, NewPd, Pd, PdSet},
@@ -81,6 +82,15 @@ impl DeviceOps for VdevVerbs {
 
     fn pd_data() -> impl PinInit<VdevPd, Error> {
         VdevPd::new()
+    }
+
+    fn cqs<'a>(bond: &'a ArcBorrow<'_, Bond>) -> &'a CqSet {
+        &bond.cqs
+    }
+
+    /// Still C's: the QPs' shadow rings, which the translation reads.
+    fn translate_wc(dev: &Device, wc: &mut Wc) -> bool {
+        ffi::wc_translate(dev, wc)
     }
 
     fn mrs<'a>(bond: &'a ArcBorrow<'_, Bond>) -> &'a MrTable {

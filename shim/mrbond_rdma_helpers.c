@@ -5,6 +5,8 @@
  */
 #include <linux/netdevice.h>
 #include <linux/rcupdate.h>
+#include <linux/spinlock.h>
+#include <linux/workqueue.h>
 #include <linux/xarray.h>
 #include <rdma/ib_verbs.h>
 
@@ -23,6 +25,48 @@ unsigned int mrbond_rdma_netdev_mtu(const struct net_device *ndev)
 struct ib_pd *mrbond_rdma_alloc_pd(struct ib_device *dev)
 {
 	return ib_alloc_pd(dev, 0);
+}
+
+struct ib_cq *mrbond_rdma_create_cq(struct ib_device *dev,
+				    ib_comp_handler comp,
+				    void (*event)(struct ib_event *, void *),
+				    void *ctx, int cqe, int comp_vector)
+{
+	struct ib_cq_init_attr attr = {
+		.cqe = cqe,
+		.comp_vector = comp_vector,
+	};
+
+	return ib_create_cq(dev, comp, event, ctx, &attr);
+}
+
+int mrbond_rdma_poll_cq(struct ib_cq *cq, int num_entries, struct ib_wc *wc)
+{
+	return ib_poll_cq(cq, num_entries, wc);
+}
+
+int mrbond_rdma_req_notify_cq(struct ib_cq *cq,
+			      enum ib_cq_notify_flags flags)
+{
+	return ib_req_notify_cq(cq, flags);
+}
+
+unsigned long mrbond_rdma_spin_lock_irqsave(spinlock_t *lock)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(lock, flags);
+	return flags;
+}
+
+void mrbond_rdma_spin_unlock_irqrestore(spinlock_t *lock, unsigned long flags)
+{
+	spin_unlock_irqrestore(lock, flags);
+}
+
+void mrbond_rdma_init_work(struct work_struct *work, work_func_t func)
+{
+	INIT_WORK(work, func);
 }
 
 void mrbond_rdma_dealloc_pd(struct ib_pd *pd)

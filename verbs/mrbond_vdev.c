@@ -54,6 +54,12 @@ void *mrbond_rdma_driver_data(struct ib_device *ibdev)
 	return to_mrbond_vdev(ibdev)->bond;
 }
 
+void mrbond_rdma_vdev_queue_cb(struct ib_device *ibdev,
+			       struct work_struct *work)
+{
+	queue_work(to_mrbond_vdev(ibdev)->cb_wq, work);
+}
+
 /*
  * The last op the core calls, from ib_dealloc_device(): `rdma link del`,
  * ib_unregister_device() or mrbond_vdev_free(). The container itself is
@@ -121,12 +127,9 @@ static const struct ib_device_ops mrbond_dev_ops = {
 
 	/*
 	 * query_device, the port verbs, the counters, the PD verbs (with
-	 * size_ib_pd) and the MR verbs: mrbond_rs_dev_ops (rust/vdev_verbs.rs).
+	 * size_ib_pd), the MR verbs and the CQ verbs (with size_ib_cq):
+	 * mrbond_rs_dev_ops (rust/vdev_verbs.rs).
 	 */
-	.create_cq = mrbond_create_cq,
-	.destroy_cq = mrbond_destroy_cq,
-	.poll_cq = mrbond_poll_cq,
-	.req_notify_cq = mrbond_req_notify_cq,
 	.create_qp = mrbond_create_qp,
 	.modify_qp = mrbond_modify_qp,
 	.query_qp = mrbond_query_qp,
@@ -145,7 +148,6 @@ static const struct ib_device_ops mrbond_dev_ops = {
 	.dealloc_driver = mrbond_dealloc_driver,
 
 	/* The core allocates these; a zero size would oops on first use. */
-	INIT_RDMA_OBJ_SIZE(ib_cq, mrbond_cq, ibcq),
 	INIT_RDMA_OBJ_SIZE(ib_qp, mrbond_qp, ibqp),
 	INIT_RDMA_OBJ_SIZE(ib_ah, mrbond_ah, ibah),
 };
@@ -166,7 +168,6 @@ struct mrbond_vdev *mrbond_vdev_alloc(void *bond, u32 nports, u64 node_guid)
 	v->nports = nports;
 	mutex_init(&v->lock);
 	mutex_init(&v->objs_lock);
-	INIT_LIST_HEAD(&v->cqs);
 	INIT_LIST_HEAD(&v->qps);
 	xa_init(&v->qpns);
 	xa_init_flags(&v->qp_ids, XA_FLAGS_ALLOC1);

@@ -110,7 +110,7 @@ static void mrbond_gsi_complete(struct mrbond_vdev *v, u32 port,
 				struct ib_wc *wc, bool recv)
 {
 	struct mrbond_qp *qp;
-	struct mrbond_cq *cq;
+	struct ib_cq *cq;
 	unsigned long flags;
 
 	spin_lock_irqsave(&v->gsi_lock, flags);
@@ -120,8 +120,8 @@ static void mrbond_gsi_complete(struct mrbond_vdev *v, u32 port,
 		wc->qp = &qp->ibqp;
 		if (!recv)
 			atomic_dec(&qp->gsi_sends);
-		if (mrbond_cq_push(cq, wc))
-			mrbond_cq_kick_later(cq);
+		if (mrbond_rs_cq_push(cq, wc))
+			mrbond_rs_cq_kick_later(cq);
 	}
 	spin_unlock_irqrestore(&v->gsi_lock, flags);
 }

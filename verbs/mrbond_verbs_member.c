@@ -97,7 +97,6 @@ void mrbond_vdev_member_detach(struct mrbond_vdev *v, u32 slot)
 	ktime_t start = ktime_get();
 	enum ib_qp_state was;
 	struct mrbond_qp *qp;
-	struct mrbond_cq *cq;
 	unsigned long flags;
 	struct ib_qp *mqp;
 	u64 flushed;
@@ -111,7 +110,7 @@ void mrbond_vdev_member_detach(struct mrbond_vdev *v, u32 slot)
 	flushed = atomic64_read(&m->flushed);
 	mrbond_gsi_member_take(v, slot, &gsi);
 	/* No poll may read a completion of a member QP destroyed below. */
-	mrbond_cqs_unhook(v, slot);
+	mrbond_rs_cqs_unhook(v->bond, slot);
 	list_for_each_entry(qp, &v->qps, node) {
 		if (qp->member != slot)
 			continue;
@@ -132,7 +131,7 @@ void mrbond_vdev_member_detach(struct mrbond_vdev *v, u32 slot)
 		mrbond_qp_flush_all(qp);
 		n++;
 	}
-	mrbond_cqs_free_unhooked(v);
+	mrbond_rs_cqs_free_unhooked(v->bond);
 	mrbond_rs_mrs_detach(v->bond, slot);
 	mrbond_rs_pds_detach(v->bond, slot);
 	pr_info("%s: member %s detached: %u QPs, %llu WRs flushed in %lld us\n",
@@ -142,8 +141,7 @@ void mrbond_vdev_member_detach(struct mrbond_vdev *v, u32 slot)
 	v->member[slot].dev = NULL;
 
 	/* Consumers learn of the flushes, then that the QPs are dead. */
-	list_for_each_entry(cq, &v->cqs, node)
-		mrbond_cq_kick_later(cq);
+	mrbond_rs_cqs_kick_later(v->bond);
 	list_for_each_entry(qp, &v->qps, node) {
 		if (qp->member == slot)
 			mrbond_qp_fatal(qp);

@@ -47,13 +47,19 @@ static u8 mrbond_wc_opcode(enum ib_wr_opcode op)
  * qp->lock.
  */
 static void mrbond_ring_flush(struct mrbond_vdev *v, struct mrbond_qp *qp,
-			      struct mrbond_ring *r, struct mrbond_cq *cq)
+			      struct mrbond_ring *r, struct ib_cq *cq)
 {
 	struct mrbond_member_slot *m = &v->member[qp->member];
+	struct ib_wc wc = {
+		.status = IB_WC_WR_FLUSH_ERR,
+		.qp = &qp->ibqp,
+	};
 	u64 n = 0, pushed = 0;
 
 	for (; r->tail != r->head; r->tail++, n++) {
-		if (mrbond_cq_push_flush(cq, qp, &r->slot[r->tail & r->mask]))
+		wc.wr_id = r->slot[r->tail & r->mask].wr_id;
+		wc.opcode = r->slot[r->tail & r->mask].opcode;
+		if (mrbond_rs_cq_push(cq, &wc))
 			pushed++;
 	}
 	atomic_sub(n, &m->outstanding);
@@ -70,7 +76,7 @@ static void mrbond_ring_flush(struct mrbond_vdev *v, struct mrbond_qp *qp,
 static void mrbond_post_without_member(struct mrbond_vdev *v,
 				       struct mrbond_qp *qp,
 				       struct mrbond_ring *r,
-				       struct mrbond_cq *cq, bool *kick)
+				       struct ib_cq *cq, bool *kick)
 {
 	r->head++;
 	atomic_inc(&v->member[qp->member].outstanding);
@@ -234,7 +240,7 @@ int mrbond_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	}
 	spin_unlock_irqrestore(&qp->lock, flags);
 	if (kick)
-		mrbond_cq_kick_later(qp->scq);
+		mrbond_rs_cq_kick_later(qp->scq);
 	return ret;
 }
 
@@ -297,7 +303,7 @@ int mrbond_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	}
 	spin_unlock_irqrestore(&qp->lock, flags);
 	if (kick)
-		mrbond_cq_kick_later(qp->rcq);
+		mrbond_rs_cq_kick_later(qp->rcq);
 	return ret;
 }
 
@@ -306,10 +312,12 @@ int mrbond_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
  * send completion also retires the unsignaled WRs before it (a send queue
  * completes in order). False for a completion of a QP destroyed meanwhile
  * or of a WR already flushed by the vdev, which must not complete twice.
- * Under the CQ's poll_lock, which destroy_qp passes after erasing the id.
+ * Under the CQ's poll lock ("mrbond:cq-poll", rust/rdma/cq.rs), which
+ * destroy_qp passes after erasing the id.
  */
-bool mrbond_wc_translate(struct mrbond_vdev *v, struct ib_wc *wc)
+bool mrbond_rdma_vdev_wc_translate(struct ib_device *ibdev, struct ib_wc *wc)
 {
+	struct mrbond_vdev *v = mrbond_vdev_of(ibdev);
 	bool recv = wc->wr_id & MRBOND_WRID_RECV;
 	u32 id = (wc->wr_id & ~MRBOND_WRID_RECV) >> MRBOND_WRID_SEQ_BITS;
 	struct mrbond_qp *qp = xa_load(&v->qp_ids, id);

@@ -172,8 +172,8 @@ static int mrbond_create_gsi_qp(struct mrbond_vdev *v, struct mrbond_qp *qp,
 	spin_lock_init(&qp->lock);
 	INIT_WORK(&qp->fatal_work, mrbond_qp_fatal_work);
 	qp->member = -1;
-	qp->scq = to_mrbond_cq(init->send_cq);
-	qp->rcq = to_mrbond_cq(init->recv_cq);
+	qp->scq = init->send_cq;
+	qp->rcq = init->recv_cq;
 	qp->state = IB_QPS_RESET;
 	qp->gsi_sq_size = init->cap.max_send_wr;
 	ret = mrbond_gsi_create(v, qp, init);
@@ -219,8 +219,8 @@ int mrbond_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	spin_lock_init(&qp->lock);
 	INIT_WORK(&qp->fatal_work, mrbond_qp_fatal_work);
 	qp->member = member;
-	qp->scq = to_mrbond_cq(init->send_cq);
-	qp->rcq = to_mrbond_cq(init->recv_cq);
+	qp->scq = init->send_cq;
+	qp->rcq = init->recv_cq;
 	qp->sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
 	qp->state = IB_QPS_RESET;
 
@@ -239,8 +239,8 @@ int mrbond_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	ret = mrbond_rs_pd_member(ibqp->pd, member, dev, &mpd);
 	if (ret)
 		goto err_id;
-	mscq = mrbond_member_cq(qp->scq, member, dev);
-	mrcq = IS_ERR(mscq) ? mscq : mrbond_member_cq(qp->rcq, member, dev);
+	mscq = mrbond_rs_cq_member(qp->scq, member, dev);
+	mrcq = IS_ERR(mscq) ? mscq : mrbond_rs_cq_member(qp->rcq, member, dev);
 	if (IS_ERR(mrcq)) {
 		ret = PTR_ERR(mrcq);
 		goto err_id;
@@ -553,9 +553,9 @@ int mrbond_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	 * destroyed QP (rxe does not purge them).
 	 */
 	xa_erase(&v->qp_ids, qp->id);
-	mrbond_cq_forget_qp(qp->scq, qp);
+	mrbond_rs_cq_forget_qp(qp->scq, &qp->ibqp);
 	if (qp->rcq != qp->scq)
-		mrbond_cq_forget_qp(qp->rcq, qp);
+		mrbond_rs_cq_forget_qp(qp->rcq, &qp->ibqp);
 	spin_lock_irqsave(&qp->lock, flags);
 	mqp = qp->mqp;
 	qp->mqp = NULL;

@@ -15,6 +15,7 @@ use kernel::{
 
 use super::{
     bindings,
+    cq::{CqSet, Wc},
     mr::{MemberDevice, MrTable, MrWindow},
     pd::{MemberPd, NewPd, Pd, PdSet},
 };
@@ -46,8 +47,20 @@ impl Device {
         unsafe { &*ptr.cast::<Self>() }
     }
 
+    /// The `ib_device`, for the driver's C parts.
+    pub(crate) fn as_raw(&self) -> *mut bindings::ib_device {
+        self.0.get()
+    }
+
     fn raw(&self) -> *mut bindings::ib_device {
         self.0.get()
+    }
+
+    /// The largest CQ a consumer may create (`attrs.max_cqe`).
+    pub(crate) fn max_cqe(&self) -> u32 {
+        // SAFETY: by the type invariant the device is allocated; the
+        // attributes are set at registration and never written after it.
+        u32::try_from(unsafe { (*self.raw()).attrs.max_cqe }).unwrap_or(0)
     }
 
     /// The driver data that `T` keeps in the device, or `ENODEV` once the
@@ -271,6 +284,15 @@ pub(crate) trait DeviceOps {
 
     /// The initialiser of a new PD's data.
     fn pd_data() -> impl PinInit<Self::PdData, Error>;
+
+    /// The set of the device's live CQs, which the CQ adapters keep.
+    fn cqs<'a>(data: &'a <Self::Data as ForeignOwnable>::Borrowed<'_>) -> &'a CqSet;
+
+    /// `poll_cq`: makes a member's completion the device's (its QP, the
+    /// consumer's `wr_id`); false to drop it (a completion of a WR the
+    /// device already flushed, or of a QP destroyed meanwhile). Any
+    /// context, under the CQ's poll lock.
+    fn translate_wc(dev: &Device, wc: &mut Wc) -> bool;
 
     /// The device's MRs, which the MR adapters keep (see [`super::mr`]).
     fn mrs<'a>(data: &'a <Self::Data as ForeignOwnable>::Borrowed<'_>) -> &'a MrTable;
@@ -617,6 +639,11 @@ impl OpsTable {
             reg_user_mr: Some(Adapter::<T>::reg_user_mr),
             dereg_mr: Some(Adapter::<T>::dereg_mr),
             map_mr_sg: Some(Adapter::<T>::map_mr_sg),
+            create_cq: Some(Adapter::<T>::create_cq),
+            destroy_cq: Some(Adapter::<T>::destroy_cq),
+            poll_cq: Some(Adapter::<T>::poll_cq),
+            req_notify_cq: Some(Adapter::<T>::req_notify_cq),
+            size_ib_cq: Adapter::<T>::CQ_SIZE,
             // SAFETY: all zeroes is a valid `ib_device_ops`: no owner, no
             // verbs, no object sizes, every one left to the C table.
             ..unsafe { MaybeUninit::<bindings::ib_device_ops>::zeroed().assume_init() }

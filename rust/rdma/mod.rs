@@ -8,10 +8,13 @@
 //! table's (see [`device::OpsTable`]).
 
 pub(crate) mod bindings;
+pub(crate) mod cq;
 pub(crate) mod device;
+pub(crate) mod irq_lock;
 pub(crate) mod mr;
 pub(crate) mod pd;
 pub(crate) mod rcu;
+pub(crate) mod set;
 
 use kernel::error::Error;
 

@@ -13,16 +13,15 @@ use core::{
 use kernel::{
     error::{from_err_ptr, from_result},
     ffi::c_int,
-    new_mutex,
     prelude::*,
     str::CStr,
-    sync::Mutex,
     types::Opaque,
 };
 
 use super::{
     bindings,
     device::{Adapter, Device, DeviceOps},
+    set::ObjectSet,
 };
 
 /// The object the core allocates for a PD (`size_ib_pd` bytes, zeroed):
@@ -118,75 +117,13 @@ impl NewPd<'_> {
     }
 }
 
-/// A pointer to a live PD of a [`PdSet`].
-struct PdRef<T>(NonNull<Pd<T>>);
-
-// SAFETY: the set hands the PD only to a closure run under its lock, as a
-// shared reference; `T: Sync` makes that reference usable from any thread.
-unsafe impl<T: Sync> Send for PdRef<T> {}
-
 /// The live PDs of a device, for what a device-wide event must do to each
 /// (a member going away frees its member PDs).
-///
-/// # Invariants
-///
-/// Every pointer in `pds` is that of a live `Pd<T>`: the device's
-/// `alloc_pd` adapter adds a PD once its data is initialised, and its
-/// `dealloc_pd` adapter drops the data only under `pds`' lock, after
-/// removing the PD.
-#[pin_data]
-pub(crate) struct PdSet<T> {
-    /// Lock "mrbond:pds": PDs join and leave, and walks run, under it.
-    /// Inside the vdev's `objs_lock`; only a PD's own locks nest inside.
-    /// Free slots (`None`) are reused: 6.12's `KVec` cannot remove.
-    #[pin]
-    pds: Mutex<KVec<Option<PdRef<T>>>>,
-}
+pub(crate) type PdSet<T> = ObjectSet<Pd<T>>;
 
-impl<T: Sync> PdSet<T> {
-    /// An empty set.
-    pub(crate) fn new() -> impl PinInit<Self> {
-        pin_init!(Self {
-            pds <- new_mutex!(KVec::new(), "mrbond:pds"),
-        })
-    }
-
-    /// Adds `pd`, whose data was just initialised.
-    pub(super) fn insert(&self, pd: &Pd<T>) -> Result {
-        let new = PdRef(NonNull::from(pd));
-        let mut pds = self.pds.lock();
-        // INVARIANT: `pd` is live until `remove_then` takes it out.
-        match pds.iter_mut().find(|p| p.is_none()) {
-            Some(free) => *free = Some(new),
-            None => pds.push(Some(new), GFP_KERNEL).map_err(|_| ENOMEM)?,
-        }
-        Ok(())
-    }
-
-    /// Removes the PD at `pd` and runs `drop_data` (which ends its life)
-    /// before anyone can walk the set again.
-    pub(super) fn remove_then(&self, pd: *const Pd<T>, drop_data: impl FnOnce()) {
-        let mut pds = self.pds.lock();
-        if let Some(slot) = pds
-            .iter_mut()
-            .find(|p| p.as_ref().is_some_and(|p| p.0.as_ptr().cast_const() == pd))
-        {
-            *slot = None;
-        }
-        drop_data();
-    }
-
-    /// Runs `f` on every live PD, none joining or leaving meanwhile. May
-    /// sleep.
-    pub(crate) fn for_each(&self, mut f: impl FnMut(&Pd<T>)) {
-        let pds = self.pds.lock();
-        for p in pds.iter().flatten() {
-            // SAFETY: by the type invariant the PD is live while it is in
-            // the set, and it cannot leave while the lock is held.
-            f(unsafe { p.0.as_ref() });
-        }
-    }
-}
+// SAFETY: a `&Pd<T>` gives out only the core's PD, which the core shares
+// between threads, and a `&T`, which `T: Sync` lets any thread use.
+unsafe impl<T: Sync> Sync for Pd<T> {}
 
 /// A PD this module allocated on another driver's device (a member),
 /// deallocated when dropped.
