@@ -84,6 +84,7 @@ check clippy-module make KDIR="$KBUILD" MRBOND_FAULT_INJECT=1 clippy
 check clippy-host cargo clippy --workspace --all-targets -- -D warnings
 check ynl-generated-code bash tools/ynl-regen.sh "$KDIR/src" --check
 check abi-generated-code bash tools/abi-regen.sh "$KBUILD" --check
+check kselftest-collection bash tools/testbed/kselftest-check.sh "$KDIR/src"
 
 # Host tests of the policy core: count cargo's own per-binary results.
 if cargo test --workspace >"$LOGDIR/cargo-test.log" 2>&1; then rc=0; else rc=1; fi
