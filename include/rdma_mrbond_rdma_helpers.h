@@ -12,6 +12,8 @@
 #include <linux/workqueue_types.h>
 #include <rdma/ib_verbs.h>
 
+#include "rdma_mrbond_vdev.h"
+
 /*
  * The vdev's reserved local DMA lkey (IBK_LOCAL_DMA_LKEY): index 0, never
  * an MR's (rust/rdma/mr.rs).
@@ -20,6 +22,27 @@
 
 struct net_device;
 struct xarray;
+
+/*
+ * What a post hands a member (rust/rdma/wr.rs fills it): a copy of the
+ * consumer's send WR, as large as the largest WR type, and its SGEs with
+ * the member's keys. On the post path's stack.
+ */
+struct mrbond_rdma_send {
+	union {
+		struct ib_send_wr wr;
+		struct ib_rdma_wr rdma;
+		struct ib_atomic_wr atomic;
+		struct ib_reg_wr reg;
+	};
+	struct ib_sge sge[MRBOND_MAX_SGE];
+};
+
+/* The same for a receive WR. */
+struct mrbond_rdma_recv {
+	struct ib_recv_wr wr;
+	struct ib_sge sge[MRBOND_MAX_SGE];
+};
 
 /* dev_put(): drops the reference ib_device_get_netdev() took. */
 void mrbond_rdma_dev_put(struct net_device *ndev);

@@ -16,12 +16,18 @@
 /* MRBOND_MAX_MEMBERS: in rail mode member slot i is port i + 1. */
 #include "rdma_mrbond_glue.h"
 
+struct ib_ah;
 struct ib_cq;
 struct ib_device;
 struct ib_pd;
 struct ib_qp;
+struct ib_recv_wr;
+struct ib_send_wr;
 struct ib_wc;
+struct mrbond_rdma_recv;
+struct mrbond_rdma_send;
 struct mrbond_vdev;
+struct rdma_ah_attr;
 
 #define MRBOND_MAX_PORTS 16
 
@@ -163,23 +169,27 @@ int mrbond_rs_mrs_attach(void *bond, u32 slot, struct ib_device *dev);
  */
 void mrbond_rs_mrs_detach(void *bond, u32 slot);
 /*
- * The member lkey of vdev lkey, posted on a QP of member slot: 0, *out set;
- * 1: the local DMA MR (the QP's member PD's local_dma_lkey); -EXDEV: an MR
- * of another member, or orphaned (a wrong-member post); -EINVAL: no MR.
- * Any context, no lock.
+ * The post path's key translation is Rust's (rust/rdma/wr.rs): *out becomes
+ * the member's copy of wr, posted on a QP of vdev ibdev on member slot whose
+ * member PD's local DMA lkey is local_dma_lkey, with its SGEs; its wr_id
+ * is left to the caller. 0; -EXDEV: a key of another member or of an
+ * orphan (the caller counts it, the post fails with -EINVAL); -EINVAL;
+ * -EOPNOTSUPP. Under the QP's lock while its member QP is live; any
+ * context, no lock taken.
  */
-int mrbond_rs_mr_lkey(void *bond, u32 slot, u32 lkey, u32 *out);
+int mrbond_rs_post_send_translate(void *bond, struct ib_device *ibdev,
+				  u32 slot, u32 local_dma_lkey,
+				  const struct ib_send_wr *wr,
+				  struct mrbond_rdma_send *out);
+int mrbond_rs_post_recv_translate(void *bond, struct ib_device *ibdev,
+				  u32 slot, u32 local_dma_lkey,
+				  const struct ib_recv_wr *wr,
+				  struct mrbond_rdma_recv *out);
 /*
- * The member MR that a REG_MR of vdev MR mr registers on a QP of member
- * slot; NULL if mr is another member's or orphaned. Any context, no lock.
+ * The vdev's AHs are Rust's (rust/rdma/ah.rs): the attributes ah was created
+ * with, for the GSI proxy to send by. Any context.
  */
-struct ib_mr *mrbond_rs_mr_reg_target(struct ib_mr *mr, u32 slot);
-/*
- * Whether rkey, invalidated on a QP of member slot, belongs to an MR of
- * another member; an rkey the vdev does not know is the member's to judge.
- * Any context, no lock.
- */
-bool mrbond_rs_rkey_other_member(void *bond, u32 slot, u32 rkey);
+const struct rdma_ah_attr *mrbond_rs_ah_attr(struct ib_ah *ah);
 /*
  * The vdev's CQs are Rust's (rust/rdma/cq.rs): the verbs proxy reaches them
  * through these.

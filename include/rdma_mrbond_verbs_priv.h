@@ -5,12 +5,13 @@
  *
  * A vdev QP lives on one member, chosen by Rust (mrbond_rs_place_qp()); PDs
  * (Rust's: rust/vdev_pd.rs) and CQs (Rust's: rust/rdma/cq.rs) span members
- * and get a member object per member lazily; an MR (Rust's: rust/rdma/mr.rs) is bound to one
- * member when it is allocated, from the inputs the PD's QPs left. Posts
- * and completions are translated here, keys through Rust's MR table
- * (mrbond_rs_mr_lkey() and friends, lock-free); a CM MAD goes out
- * through the member of the QP it speaks for, other MADs through the member
- * Rust names (mrbond_rs_gsi_member()).
+ * and get a member object per member lazily; an MR (Rust's:
+ * rust/rdma/mr.rs) is bound to one member when it is allocated, from the
+ * inputs the PD's QPs left. A post's member WR is made by Rust
+ * (mrbond_rs_post_send_translate(), keys through the MR table, lock-free);
+ * completions are translated back here. A CM MAD goes out through the
+ * member of the QP it speaks for, other MADs through the member Rust names
+ * (mrbond_rs_gsi_member()).
  *
  * Locks, outermost first:
  *  - mrbond_vdev.objs_lock (mutex "mrbond:vdev-objects"): member objects
@@ -141,12 +142,6 @@ struct mrbond_qp {
 	u32 gsi_sq_size;
 };
 
-/* An AH of the vdev: only the GSI proxy uses them (no UD QPs otherwise). */
-struct mrbond_ah {
-	struct ib_ah ibah;
-	struct rdma_ah_attr attr;	/* sgid_attr held by the core */
-};
-
 static inline struct mrbond_vdev *mrbond_vdev_of(struct ib_device *ibdev)
 {
 	return container_of(ibdev, struct mrbond_vdev, ibdev);
@@ -155,11 +150,6 @@ static inline struct mrbond_vdev *mrbond_vdev_of(struct ib_device *ibdev)
 static inline struct mrbond_qp *to_mrbond_qp(struct ib_qp *qp)
 {
 	return container_of(qp, struct mrbond_qp, ibqp);
-}
-
-static inline struct mrbond_ah *to_mrbond_ah(struct ib_ah *ah)
-{
-	return container_of(ah, struct mrbond_ah, ibah);
 }
 
 /* verbs/mrbond_verbs_qp.c */
@@ -174,9 +164,6 @@ void mrbond_qp_fatal(struct mrbond_qp *qp);
 const struct ib_gid_attr *mrbond_member_av(struct mrbond_vdev *v, int member,
 					    const struct rdma_ah_attr *vav,
 					    struct rdma_ah_attr *mav);
-int mrbond_create_ah(struct ib_ah *ah, struct rdma_ah_init_attr *attr,
-		     struct ib_udata *udata);
-int mrbond_destroy_ah(struct ib_ah *ah, u32 flags);
 
 /* verbs/mrbond_verbs_gsi.c */
 int mrbond_gsi_create(struct mrbond_vdev *v, struct mrbond_qp *qp,

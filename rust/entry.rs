@@ -21,11 +21,15 @@ use crate::{
     bond::Bond,
     ffi::*,
     rdma::{
-        bindings::{ib_cq, ib_device, ib_mr, ib_pd, ib_qp, ib_wc},
+        ah::Ah,
+        bindings::{
+            ib_ah, ib_cq, ib_device, ib_pd, ib_qp, ib_recv_wr, ib_send_wr, ib_wc, mrbond_rdma_recv,
+            mrbond_rdma_send, rdma_ah_attr,
+        },
         cq::{Cq, Wc},
         device::OpsTable,
-        mr::{Lkey, Mr},
         pd::{MemberPd, Pd},
+        wr::Target,
     },
     registry::Registry,
     vdev_pd::VdevPd,
@@ -460,70 +464,86 @@ pub(crate) unsafe extern "C" fn mrbond_rs_mrs_detach(bond_ptr: *mut c_void, slot
     }
 }
 
-/// The member lkey of vdev `lkey` posted on a QP of member `slot`: 0 with
-/// `*out` set, 1 for the local DMA MR, -EXDEV for an MR of another member
-/// or an orphan, -EINVAL for no MR.
+/// Makes `*out` the member's copy of send WR `wr`, posted on a QP of vdev
+/// `ibdev` on member `slot` whose member PD's local DMA lkey is
+/// `local_dma_lkey`: 0, -EXDEV for a key of another member (counted by
+/// the caller), -EINVAL or -EOPNOTSUPP.
 ///
 /// # Safety
 ///
-/// Called by the post path with the bond of a live vdev and a valid `out`;
-/// any context.
+/// Called by the post path with the bond of live vdev `ibdev`, a
+/// consumer's send WR valid for the call and a valid `out`, under the QP's
+/// lock while its member QP is live; any context.
 #[no_mangle]
-pub(crate) unsafe extern "C" fn mrbond_rs_mr_lkey(
+pub(crate) unsafe extern "C" fn mrbond_rs_post_send_translate(
     bond_ptr: *mut c_void,
+    ibdev: *mut ib_device,
     slot: u32,
-    lkey: u32,
-    out: *mut u32,
+    local_dma_lkey: u32,
+    wr: *const ib_send_wr,
+    out: *mut mrbond_rdma_send,
 ) -> c_int {
     // SAFETY: as the caller guarantees.
     let bond = unsafe { bond(bond_ptr) };
     let Ok(slot) = slot_of(slot) else {
         return EINVAL.to_errno();
     };
-    match bond.mrs.lkey(slot, lkey) {
-        Lkey::Member(key) => {
-            // SAFETY: the caller passes a valid `out`.
-            unsafe { out.write(key) };
-            0
-        }
-        Lkey::LocalDma => 1,
-        Lkey::WrongMember => EXDEV.to_errno(),
-        Lkey::Unknown => EINVAL.to_errno(),
+    let target = Target {
+        mrs: &bond.mrs,
+        dev: ibdev,
+        slot,
+        local_dma_lkey,
+    };
+    // SAFETY: as the caller guarantees; `out` is valid and unaliased.
+    match unsafe { target.send(&*wr, &mut *out) } {
+        Ok(()) => 0,
+        Err(refused) => Error::from(refused).to_errno(),
     }
 }
 
-/// The member MR a REG_MR of vdev MR `ibmr` registers on a QP of member
-/// `slot`, NULL if it is another member's or orphaned.
+/// Makes `*out` the member's copy of receive WR `wr`, as
+/// `mrbond_rs_post_send_translate()` does for a send.
 ///
 /// # Safety
 ///
-/// Called by the post path with a live MR of a vdev; any context.
+/// As `mrbond_rs_post_send_translate()`, with a receive WR.
 #[no_mangle]
-pub(crate) unsafe extern "C" fn mrbond_rs_mr_reg_target(ibmr: *mut ib_mr, slot: u32) -> *mut ib_mr {
-    // SAFETY: the vdev's table is `VdevVerbs`', whose MRs are `Mr`s; the
-    // caller guarantees it is live.
-    let mr = unsafe { Mr::from_raw(ibmr) };
-    slot_of(slot)
-        .ok()
-        .and_then(|slot| mr.member_mr_on(slot))
-        .map_or(core::ptr::null_mut(), NonNull::as_ptr)
-}
-
-/// Whether `rkey`, invalidated on a QP of member `slot`, is an MR of
-/// another member.
-///
-/// # Safety
-///
-/// Called by the post path with the bond of a live vdev; any context.
-#[no_mangle]
-pub(crate) unsafe extern "C" fn mrbond_rs_rkey_other_member(
+pub(crate) unsafe extern "C" fn mrbond_rs_post_recv_translate(
     bond_ptr: *mut c_void,
+    ibdev: *mut ib_device,
     slot: u32,
-    rkey: u32,
-) -> bool {
+    local_dma_lkey: u32,
+    wr: *const ib_recv_wr,
+    out: *mut mrbond_rdma_recv,
+) -> c_int {
     // SAFETY: as the caller guarantees.
     let bond = unsafe { bond(bond_ptr) };
-    slot_of(slot).is_ok_and(|slot| bond.mrs.rkey_is_other_members(slot, rkey))
+    let Ok(slot) = slot_of(slot) else {
+        return EINVAL.to_errno();
+    };
+    let target = Target {
+        mrs: &bond.mrs,
+        dev: ibdev,
+        slot,
+        local_dma_lkey,
+    };
+    // SAFETY: as the caller guarantees; `out` is valid and unaliased.
+    match unsafe { target.recv(&*wr, &mut *out) } {
+        Ok(()) => 0,
+        Err(refused) => Error::from(refused).to_errno(),
+    }
+}
+
+/// The attributes vdev AH `ibah` was created with.
+///
+/// # Safety
+///
+/// Called by the GSI proxy with a live AH of a vdev, in any context; the
+/// pointer is used while the AH lives.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn mrbond_rs_ah_attr(ibah: *mut ib_ah) -> *const rdma_ah_attr {
+    // SAFETY: as the caller guarantees.
+    unsafe { Ah::from_raw(ibah) }.attr()
 }
 
 /// Vdev CQ `ibcq`'s member CQ on member `slot`, whose device is `mdev`,

@@ -127,8 +127,8 @@ static const struct ib_device_ops mrbond_dev_ops = {
 
 	/*
 	 * query_device, the port verbs, the counters, the PD verbs (with
-	 * size_ib_pd), the MR verbs and the CQ verbs (with size_ib_cq):
-	 * mrbond_rs_dev_ops (rust/vdev_verbs.rs).
+	 * size_ib_pd), the MR verbs, the CQ verbs (with size_ib_cq) and the
+	 * AH verbs (with size_ib_ah): mrbond_rs_dev_ops (rust/vdev_verbs.rs).
 	 */
 	.create_qp = mrbond_create_qp,
 	.modify_qp = mrbond_modify_qp,
@@ -141,15 +141,12 @@ static const struct ib_device_ops mrbond_dev_ops = {
 	 * right, since a post to a QP in ERR always completes, flushed by
 	 * the member or, once the member is gone, by the vdev.
 	 */
-	.create_ah = mrbond_create_ah,
-	.destroy_ah = mrbond_destroy_ah,
 
 	/* Required by `rdma link del` (ib_unregister_device_and_put). */
 	.dealloc_driver = mrbond_dealloc_driver,
 
 	/* The core allocates these; a zero size would oops on first use. */
 	INIT_RDMA_OBJ_SIZE(ib_qp, mrbond_qp, ibqp),
-	INIT_RDMA_OBJ_SIZE(ib_ah, mrbond_ah, ibah),
 };
 
 struct mrbond_vdev *mrbond_vdev_alloc(void *bond, u32 nports, u64 node_guid)

@@ -366,7 +366,7 @@ int mrbond_gsi_post_send(struct mrbond_vdev *v, struct mrbond_qp *qp,
 	job->v = v;
 	job->port = qp->gsi_port;
 	job->wr_id = wr->wr_id;
-	job->ah = to_mrbond_ah(ud->ah)->attr;
+	job->ah = *mrbond_rs_ah_attr(ud->ah);
 	job->remote_qpn = ud->remote_qpn;
 	job->pkey_index = ud->pkey_index;
 	INIT_WORK(&job->work, mrbond_gsi_send_work);

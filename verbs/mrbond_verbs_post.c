@@ -3,22 +3,16 @@
  * The data path: posts to a vdev QP go to its member QP with the keys
  * translated, and every WR is recorded in the QP's shadow ring so that it
  * completes exactly once: by the member (translated back in poll_cq) or,
- * when the member QP is gone, by a flush the vdev synthesises. A key of
- * another member fails the post with -EINVAL and is counted; it never
- * reaches the wrong HCA. No allocation here: the translated WR lives on
- * the stack, the rings were sized at create_qp.
+ * when the member QP is gone, by a flush the vdev synthesises. The member's
+ * copy of a WR is Rust's to make (rust/rdma/wr.rs): a key of another
+ * member fails the post with -EINVAL and is counted; it never reaches the
+ * wrong HCA. No allocation here: the member's WR lives on the stack, the
+ * rings were sized at create_qp.
  */
 
 #include <rdma/ib_verbs.h>
 
 #include "rdma_mrbond_verbs_priv.h"
-
-union mrbond_send_wr {
-	struct ib_send_wr wr;
-	struct ib_rdma_wr rdma;
-	struct ib_atomic_wr atomic;
-	struct ib_reg_wr reg;
-};
 
 static u8 mrbond_wc_opcode(enum ib_wr_opcode op)
 {
@@ -86,107 +80,26 @@ static void mrbond_post_without_member(struct mrbond_vdev *v,
 	*kick = true;
 }
 
-/* A post named a key of another member's MR, or of an orphan. */
-static void mrbond_count_wrong_key(struct mrbond_vdev *v, struct mrbond_qp *qp)
+/*
+ * Rust's translation refused the WR: a key of another member's MR, or of
+ * an orphan, is counted and fails the post as any bad key does.
+ */
+static int mrbond_post_refused(struct mrbond_vdev *v, struct mrbond_qp *qp,
+			       int ret)
 {
-	atomic64_inc(&v->member[qp->member].wrong_key);
-}
-
-static int mrbond_copy_sges(struct mrbond_vdev *v, struct mrbond_qp *qp,
-			    struct ib_sge *dst, const struct ib_sge *src,
-			    int n, bool inline_data)
-{
-	int i, ret;
-
-	for (i = 0; i < n; i++) {
-		dst[i] = src[i];
-		if (inline_data)
-			continue;	/* copied by the CPU: no key involved */
-		ret = mrbond_rs_mr_lkey(v->bond, qp->member, src[i].lkey,
-					&dst[i].lkey);
-		if (ret == 1) {
-			dst[i].lkey = qp->local_dma_lkey;
-		} else if (ret) {
-			if (ret == -EXDEV)
-				mrbond_count_wrong_key(v, qp);
-			return -EINVAL;
-		}
-	}
-	return 0;
-}
-
-/* The member's copy of wr in m; its SGEs in sge. Under qp->lock. */
-static int mrbond_translate_send(struct mrbond_vdev *v, struct mrbond_qp *qp,
-				 const struct ib_send_wr *wr,
-				 union mrbond_send_wr *m, struct ib_sge *sge)
-{
-	struct ib_mr *ibmr, *mmr;
-	int ret;
-
-	switch (wr->opcode) {
-	case IB_WR_SEND:
-	case IB_WR_SEND_WITH_IMM:
-	case IB_WR_SEND_WITH_INV:	/* the peer's rkey: not ours to judge */
-		m->wr = *wr;
-		break;
-	case IB_WR_RDMA_WRITE:
-	case IB_WR_RDMA_WRITE_WITH_IMM:
-	case IB_WR_RDMA_READ:
-		m->rdma = *rdma_wr(wr);
-		break;
-	case IB_WR_ATOMIC_CMP_AND_SWP:
-	case IB_WR_ATOMIC_FETCH_AND_ADD:
-		m->atomic = *atomic_wr(wr);
-		break;
-	case IB_WR_LOCAL_INV:
-		if (mrbond_rs_rkey_other_member(v->bond, qp->member,
-						wr->ex.invalidate_rkey)) {
-			mrbond_count_wrong_key(v, qp);
-			return -EINVAL;
-		}
-		m->wr = *wr;
-		break;
-	case IB_WR_REG_MR:
-		ibmr = reg_wr(wr)->mr;
-		if (!ibmr || ibmr->device != &v->ibdev)
-			return -EINVAL;
-		mmr = mrbond_rs_mr_reg_target(ibmr, qp->member);
-		if (!mmr) {
-			mrbond_count_wrong_key(v, qp);
-			return -EINVAL;
-		}
-		/*
-		 * The ULP may move the window after map_mr_sg (rpcrdma sets
-		 * ibmr->iova); members read their own MR's at the post.
-		 */
-		mmr->iova = ibmr->iova;
-		mmr->length = ibmr->length;
-		mmr->page_size = ibmr->page_size;
-		m->reg = *reg_wr(wr);
-		m->reg.mr = mmr;
-		/* Only the key byte is the ULP's; the index is the member's. */
-		m->reg.key = (mmr->lkey & ~0xffU) | (reg_wr(wr)->key & 0xff);
-		break;
-	default:
-		return -EOPNOTSUPP;
-	}
-	ret = mrbond_copy_sges(v, qp, sge, wr->sg_list, wr->num_sge,
-			       wr->send_flags & IB_SEND_INLINE);
-	if (ret)
+	if (ret != -EXDEV)
 		return ret;
-	m->wr.sg_list = sge;
-	m->wr.next = NULL;
-	return 0;
+	atomic64_inc(&v->member[qp->member].wrong_key);
+	return -EINVAL;
 }
 
 static int mrbond_post_one_send(struct mrbond_vdev *v, struct mrbond_qp *qp,
 				const struct ib_send_wr *wr, bool *kick)
 {
 	struct mrbond_ring *r = &qp->sq;
-	struct ib_sge sge[MRBOND_MAX_SGE];
 	const struct ib_send_wr *bad;
+	struct mrbond_rdma_send m;
 	struct mrbond_wr_slot *s;
-	union mrbond_send_wr m;
 	int ret;
 
 	if (r->head - r->tail > r->mask)
@@ -201,9 +114,10 @@ static int mrbond_post_one_send(struct mrbond_vdev *v, struct mrbond_qp *qp,
 		mrbond_post_without_member(v, qp, r, qp->scq, kick);
 		return 0;
 	}
-	ret = mrbond_translate_send(v, qp, wr, &m, sge);
+	ret = mrbond_rs_post_send_translate(v->bond, &v->ibdev, qp->member,
+					    qp->local_dma_lkey, wr, &m);
 	if (ret)
-		return ret;
+		return mrbond_post_refused(v, qp, ret);
 	m.wr.wr_id = mrbond_wrid(qp->id, r->head, false);
 	ret = ib_post_send(qp->mqp, &m.wr, &bad);
 	if (ret)
@@ -248,9 +162,8 @@ static int mrbond_post_one_recv(struct mrbond_vdev *v, struct mrbond_qp *qp,
 				const struct ib_recv_wr *wr, bool *kick)
 {
 	struct mrbond_ring *r = &qp->rq;
-	struct ib_sge sge[MRBOND_MAX_SGE];
 	const struct ib_recv_wr *bad;
-	struct ib_recv_wr m;
+	struct mrbond_rdma_recv m;
 	struct mrbond_wr_slot *s;
 	int ret;
 
@@ -266,14 +179,12 @@ static int mrbond_post_one_recv(struct mrbond_vdev *v, struct mrbond_qp *qp,
 		mrbond_post_without_member(v, qp, r, qp->rcq, kick);
 		return 0;
 	}
-	ret = mrbond_copy_sges(v, qp, sge, wr->sg_list, wr->num_sge, false);
+	ret = mrbond_rs_post_recv_translate(v->bond, &v->ibdev, qp->member,
+					    qp->local_dma_lkey, wr, &m);
 	if (ret)
-		return ret;
-	m = *wr;
-	m.sg_list = sge;
-	m.next = NULL;
-	m.wr_id = mrbond_wrid(qp->id, r->head, true);
-	ret = ib_post_recv(qp->mqp, &m, &bad);
+		return mrbond_post_refused(v, qp, ret);
+	m.wr.wr_id = mrbond_wrid(qp->id, r->head, true);
+	ret = ib_post_recv(qp->mqp, &m.wr, &bad);
 	if (ret)
 		return ret;
 	r->head++;

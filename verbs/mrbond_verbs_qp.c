@@ -579,21 +579,3 @@ int mrbond_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	kfree(qp->rq.slot);
 	return 0;
 }
-
-/* Only the GSI proxy sends with AHs: it reads the attributes at send time. */
-int mrbond_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
-		     struct ib_udata *udata)
-{
-	struct mrbond_ah *ah = to_mrbond_ah(ibah);
-
-	if (udata || init->ah_attr->type != RDMA_AH_ATTR_TYPE_ROCE)
-		return -EOPNOTSUPP;
-	/* Any context: ib_cm creates AHs under spinlocks. */
-	ah->attr = *init->ah_attr;
-	return 0;
-}
-
-int mrbond_destroy_ah(struct ib_ah *ibah, u32 flags)
-{
-	return 0;
-}

@@ -644,6 +644,9 @@ impl OpsTable {
             poll_cq: Some(Adapter::<T>::poll_cq),
             req_notify_cq: Some(Adapter::<T>::req_notify_cq),
             size_ib_cq: Adapter::<T>::CQ_SIZE,
+            create_ah: Some(Adapter::<T>::create_ah),
+            destroy_ah: Some(Adapter::<T>::destroy_ah),
+            size_ib_ah: Adapter::<T>::AH_SIZE,
             // SAFETY: all zeroes is a valid `ib_device_ops`: no owner, no
             // verbs, no object sizes, every one left to the C table.
             ..unsafe { MaybeUninit::<bindings::ib_device_ops>::zeroed().assume_init() }

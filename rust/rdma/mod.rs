@@ -7,6 +7,7 @@
 //! group; a verb not yet in a [`device::DeviceOps`] implementation is the C
 //! table's (see [`device::OpsTable`]).
 
+pub(crate) mod ah;
 pub(crate) mod bindings;
 pub(crate) mod cq;
 pub(crate) mod device;
@@ -15,6 +16,7 @@ pub(crate) mod mr;
 pub(crate) mod pd;
 pub(crate) mod rcu;
 pub(crate) mod set;
+pub(crate) mod wr;
 
 use kernel::error::Error;
 
