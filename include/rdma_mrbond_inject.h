@@ -29,6 +29,10 @@ enum mrbond_inject_point {
 	MRBOND_INJECT_MEMBER_FAIL,
 	/* alloc_mr: the member chosen, its MR not yet allocated. */
 	MRBOND_INJECT_ALLOC_MR,
+	/* destroy_cq: called, the CQ still where a detach kicks it. */
+	MRBOND_INJECT_CQ_DESTROY,
+	/* A CQ's callback work: running, its CQ not yet read. */
+	MRBOND_INJECT_CQ_KICK_WORK,
 	MRBOND_INJECT_NR,
 };
 

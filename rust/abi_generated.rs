@@ -29,7 +29,9 @@ pub const MRBOND_INJECT_CM_REQ_IN: mrbond_inject_point = 4;
 pub const MRBOND_INJECT_GSI_REQ_OUT: mrbond_inject_point = 5;
 pub const MRBOND_INJECT_MEMBER_FAIL: mrbond_inject_point = 6;
 pub const MRBOND_INJECT_ALLOC_MR: mrbond_inject_point = 7;
-pub const MRBOND_INJECT_NR: mrbond_inject_point = 8;
+pub const MRBOND_INJECT_CQ_DESTROY: mrbond_inject_point = 8;
+pub const MRBOND_INJECT_CQ_KICK_WORK: mrbond_inject_point = 9;
+pub const MRBOND_INJECT_NR: mrbond_inject_point = 10;
 pub type mrbond_inject_point = ffi::c_uint;
 #[repr(C)]
 #[derive(Debug)]

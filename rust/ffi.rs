@@ -147,6 +147,10 @@ pub(crate) enum Inject {
     MapMrSg,
     /// `alloc_mr`: the member chosen, its MR not yet allocated.
     AllocMr,
+    /// `destroy_cq`: called, the CQ still where a detach kicks it.
+    CqDestroy,
+    /// A CQ's callback work: running, its CQ not yet read.
+    CqKickWork,
 }
 
 impl Inject {
@@ -154,6 +158,8 @@ impl Inject {
         match self {
             Self::MapMrSg => abi::MRBOND_INJECT_MAP_MR_SG,
             Self::AllocMr => abi::MRBOND_INJECT_ALLOC_MR,
+            Self::CqDestroy => abi::MRBOND_INJECT_CQ_DESTROY,
+            Self::CqKickWork => abi::MRBOND_INJECT_CQ_KICK_WORK,
         }
     }
 }

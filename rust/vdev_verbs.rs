@@ -15,7 +15,7 @@ use crate::{
     ffi::{self, Inject},
     ports,
     rdma::{
-        cq::{CqSet, Wc},
+        cq::{CqSet, CqWindow, Wc},
         device::{Device, DeviceAttr, DeviceOps, LinkLayer, PortAttr, RoceV2Port, StatDesc},
         mr::{MemberDevice, MrTable, MrWindow},
         pd::{MemberPd, NewPd, Pd, PdSet},
@@ -86,6 +86,13 @@ impl DeviceOps for VdevVerbs {
 
     fn cqs<'a>(bond: &'a ArcBorrow<'_, Bond>) -> &'a CqSet {
         &bond.cqs
+    }
+
+    fn cq_window(window: CqWindow) {
+        match window {
+            CqWindow::Destroy => ffi::inject(Inject::CqDestroy),
+            CqWindow::KickWork => ffi::inject(Inject::CqKickWork),
+        }
     }
 
     /// Still C's: the QPs' shadow rings, which the translation reads.

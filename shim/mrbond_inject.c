@@ -28,6 +28,8 @@ static const char * const mrbond_inject_names[MRBOND_INJECT_NR] = {
 	[MRBOND_INJECT_GSI_REQ_OUT] = "gsi_req_out",
 	[MRBOND_INJECT_MEMBER_FAIL] = "member_fail",
 	[MRBOND_INJECT_ALLOC_MR] = "alloc_mr",
+	[MRBOND_INJECT_CQ_DESTROY] = "cq_destroy",
+	[MRBOND_INJECT_CQ_KICK_WORK] = "cq_kick_work",
 };
 
 struct mrbond_inject_state {

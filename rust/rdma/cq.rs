@@ -205,6 +205,15 @@ struct CqInner {
     err_work: Opaque<kernel::bindings::work_struct>,
 }
 
+/// The race windows of the CQ verbs ([`DeviceOps::cq_window`]).
+pub(crate) enum CqWindow {
+    /// `destroy_cq`: called, the CQ still in the device's set, where a
+    /// member's detach kicks it. Process context.
+    Destroy,
+    /// A CQ's callback work, before it reads its CQ. Process context.
+    KickWork,
+}
+
 /// The live CQs of a device: a member going away unhooks and frees its
 /// member CQs in each.
 pub(crate) type CqSet = ObjectSet<Cq>;
@@ -275,7 +284,12 @@ impl Cq {
         mcq.req_notify(bindings::ib_cq_notify_flags_IB_CQ_NEXT_COMP);
         let raw = mcq.0.as_ptr();
         let mut members = inner.members.lock();
-        let entry = members.cq.get_mut(slot).ok_or(EINVAL)?;
+        let Some(entry) = members.cq.get_mut(slot) else {
+            // Checked above; a CQ is never destroyed under the spinlock.
+            drop(members);
+            drop(mcq);
+            return Err(EINVAL);
+        };
         if let Some(first) = entry {
             // Another caller won; ours is destroyed outside the lock.
             let first = first.0.as_ptr();
@@ -505,9 +519,10 @@ const ERR_WORK: usize = offset_of!(Cq, inner) + offset_of!(CqInner, err_work);
 
 /// # Safety
 ///
-/// Called by the workqueue with the kick work of a live [`Cq`]
-/// (`destroy_cq` cancels it before the CQ goes).
-unsafe extern "C" fn kick_work(work: *mut kernel::bindings::work_struct) {
+/// Called by the workqueue with the kick work of a live [`Cq`] of a device
+/// whose table is `T`'s (`destroy_cq` cancels it before the CQ goes).
+unsafe extern "C" fn kick_work<T: DeviceOps>(work: *mut kernel::bindings::work_struct) {
+    T::cq_window(CqWindow::KickWork);
     // SAFETY: as the caller guarantees.
     unsafe { Cq::of_work(work, KICK_WORK) }.kick();
 }
@@ -592,7 +607,7 @@ impl<T: DeviceOps> Adapter<T> {
                 armed: AtomicBool::new(false),
                 // SAFETY: `slot` is the work's, valid for writes.
                 kick_work <- Opaque::ffi_init(|slot| unsafe {
-                    bindings::mrbond_rdma_init_work(slot, Some(kick_work))
+                    bindings::mrbond_rdma_init_work(slot, Some(kick_work::<T>))
                 }),
                 // SAFETY: as above.
                 err_work <- Opaque::ffi_init(|slot| unsafe {
@@ -627,13 +642,19 @@ impl<T: DeviceOps> Adapter<T> {
         ibcq: *mut bindings::ib_cq,
         _udata: *mut bindings::ib_udata,
     ) -> c_int {
-        // SAFETY: as the caller guarantees, the CQ is live.
-        unsafe { Cq::from_raw(ibcq) }.cancel_work();
+        T::cq_window(CqWindow::Destroy);
         let raw = ibcq.cast::<Cq>();
-        // SAFETY: `create_cq` initialised `inner`; the core frees the
-        // object after this returns and calls nothing else on the CQ, so
-        // this ends its life (and destroys its member CQs).
-        let end = || unsafe { core::ptr::drop_in_place(addr_of_mut!((*raw).inner)) };
+        let end = || {
+            // Out of the set: a member's detach, which kicks every CQ of
+            // the set, queues no work here any more. Cancelled before,
+            // a work queued meanwhile would run after the free.
+            // SAFETY: as the caller guarantees, the CQ is live.
+            unsafe { Cq::from_raw(ibcq) }.cancel_work();
+            // SAFETY: `create_cq` initialised `inner`; the core frees the
+            // object after this returns and calls nothing else on the CQ,
+            // so this ends its life (and destroys its member CQs).
+            unsafe { core::ptr::drop_in_place(addr_of_mut!((*raw).inner)) }
+        };
         // SAFETY: the CQ's device is allocated while it has CQs.
         let dev = unsafe { Device::from_raw((*ibcq).device) };
         // SAFETY: the device is `T`'s and holds its data until its

@@ -15,7 +15,7 @@ use kernel::{
 
 use super::{
     bindings,
-    cq::{CqSet, Wc},
+    cq::{CqSet, CqWindow, Wc},
     mr::{MemberDevice, MrTable, MrWindow},
     pd::{MemberPd, NewPd, Pd, PdSet},
 };
@@ -287,6 +287,10 @@ pub(crate) trait DeviceOps {
 
     /// The set of the device's live CQs, which the CQ adapters keep.
     fn cqs<'a>(data: &'a <Self::Data as ForeignOwnable>::Borrowed<'_>) -> &'a CqSet;
+
+    /// Runs inside a race window of the CQ verbs, for fault injection in
+    /// test builds; may sleep.
+    fn cq_window(_window: CqWindow) {}
 
     /// `poll_cq`: makes a member's completion the device's (its QP, the
     /// consumer's `wr_id`); false to drop it (a completion of a WR the

@@ -384,6 +384,36 @@ test_regress_callbacks_unlocked() {
 	return $rc
 }
 
+# Defect: a member's detach tells every armed CQ's consumer, from the
+# vdev's callback workqueue, of the flushes it queued (the CQ's kick work).
+# destroy_cq cancelled that work first and left the set of CQs a detach
+# walks after, so a detach in between queued a work that ran after the CQ
+# was freed (the C code before the CQs moved to Rust did the same). Now
+# the CQ leaves the set first. kperf destroys an armed CQ of its own while
+# both members are removed: destroy_cq waits at cq_destroy while the
+# detaches queue, and the first kick work waits at cq_kick_work, so that
+# it, or the works queued behind it, outlive a destroy that does not
+# cancel them. kperf counts a callback of its CQ after ib_destroy_cq()
+# returned (the old order: a callback on freed memory).
+test_regress_destroy_cq_vs_detach() {
+	local pid rc=0 hd hk out=$TB_TMP/armedcq
+	hd=$(inject_hits cq_destroy) hk=$(inject_hits cq_kick_work)
+	inject_arm cq_destroy 3000 && inject_arm cq_kick_work 6000 || return 1
+	kperf "$out" dev=mrbond0 gid=$SERVICE mode=bw qps=1 pd_per_pair=1 armed_cq_ms=500 &
+	pid=$!
+	wait_for 30 eval '(($(inject_hits cq_destroy) > hd))' || { echo "the CQ's destroy never came"; rc=1; }
+	rdma link del rxe0 && rdma link del rxe1 || rc=1
+	# Its pairs' WRs are flushed by the removal, which it reports as an
+	# error: its CQ's callbacks are what counts.
+	wait "$pid"
+	inject_arm cq_destroy 0 && inject_arm cq_kick_work 0
+	grep -E '^cb_' "$out"
+	(($(inject_hits cq_kick_work) > hk)) || { echo "no kick work waited: nothing proven"; rc=1; }
+	[[ $(field "$out" cb_late) == 0 ]] || { echo "a callback of the CQ came after its destroy returned"; rc=1; }
+	readd_members || rc=1
+	return $rc
+}
+
 test_after_failover_traffic() {
 	# Both members again: traffic must flow on the re-attached member too.
 	kperf "$TB_TMP/again" dev=mrbond0 gid=$SERVICE mode=bw qps=2 iters=100 \
@@ -507,7 +537,7 @@ test_unload() {
 	modprobe -r mrbond_kperf && "$CTL" bond del mrbond0 && modprobe -r rdma_mrbond
 }
 
-ktap_header 24
+ktap_header 25
 if ! out=$(setup 2>&1); then
 	echo "$out" | sed 's/^/# /'
 	echo "Bail out! T0 data path setup failed"
@@ -528,6 +558,7 @@ run_test regress_place_unattached test_regress_place_unattached
 run_test regress_map_mr_sg_vs_detach test_regress_map_mr_sg_vs_detach
 run_test regress_alloc_mr_vs_detach test_regress_alloc_mr_vs_detach
 run_test regress_callbacks_unlocked test_regress_callbacks_unlocked
+run_test regress_destroy_cq_vs_detach test_regress_destroy_cq_vs_detach
 run_test traffic_after_failover test_after_failover_traffic
 run_test nvme_connect_over_bond test_nvme_connect
 run_test nvme_fio_verify test_nvme_fio

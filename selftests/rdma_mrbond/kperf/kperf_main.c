@@ -51,6 +51,10 @@
  *                     that post (a device that calls back into the ULP's
  *                     own post breaks ULPs that post under their locks);
  *                     result keys cb_post, cb_calls, cb_in_post [0]
+ *   armed_cq_ms=N     bw: instead of the WRITEs, a CQ of its own, armed,
+ *                     held N ms and destroyed, while the caller removes a
+ *                     member; then 10 s for a callback after the destroy;
+ *                     result keys cb_calls, cb_late [0]
  *   abandon=0|1       bw: first, A_0 posts depth RDMA WRITEs, left to
  *                     complete unpolled, and is destroyed without a drain
  *                     (as a ULP tearing down after an error may do); pair 0
@@ -197,6 +201,7 @@ struct kperf_params {
 	u32 abandon;
 	u32 remap_ms;
 	u32 cb_probe_ms;
+	u32 armed_cq_ms;
 	u32 global_rkey;
 };
 
@@ -305,6 +310,8 @@ struct kperf_run {
 	atomic_t cb_calls;	/* completion callbacks of the probe CQ */
 	atomic_t cb_in_post;	/* ... made from inside the probe post */
 	struct task_struct *cb_poster;	/* set around the probe post */
+	bool cq_destroyed;	/* armed_cq_ms: ib_destroy_cq() returned */
+	atomic_t cb_late;	/* ... and a callback of the CQ came after */
 	u64 maps;		/* remap_ms: ib_map_mr_sg() calls */
 	u64 map_errors;		/* remap_ms: calls that did not map 1 entry */
 	u64 abandoned;		/* WRs of A_0 outstanding when destroyed */
@@ -1410,6 +1417,8 @@ static void kperf_probe_comp(struct ib_cq *cq, void *ctx)
 	atomic_inc(&r->cb_calls);
 	if (READ_ONCE(r->cb_poster) == current)
 		atomic_inc(&r->cb_in_post);
+	if (READ_ONCE(r->cq_destroyed))
+		atomic_inc(&r->cb_late);
 }
 
 /*
@@ -1460,6 +1469,32 @@ out_cq:
 	ib_destroy_cq(cq);
 	r->t_end = ktime_get_ns();
 	return ret;
+}
+
+/* How long a destroyed CQ is watched for a callback that comes too late. */
+#define KPERF_LATE_WATCH_MS	10000
+
+/*
+ * armed_cq_ms: a CQ of its own, armed, held N ms and destroyed: a CQ that a
+ * member's detach kicks while it goes (the vdev queues the callback of an
+ * armed CQ; its destroy must not leave it queued). A callback after
+ * ib_destroy_cq() returned is counted (cb_late): it ran on freed memory.
+ */
+static int kperf_armed_cq(struct kperf_run *r)
+{
+	struct ib_cq_init_attr ca = { .cqe = 16 };
+	struct ib_cq *cq;
+
+	cq = ib_create_cq(r->dev, kperf_probe_comp, NULL, r, &ca);
+	if (IS_ERR(cq))
+		return PTR_ERR(cq);
+	ib_req_notify_cq(cq, IB_CQ_NEXT_COMP);
+	msleep(r->p.armed_cq_ms);
+	ib_destroy_cq(cq);
+	WRITE_ONCE(r->cq_destroyed, true);
+	msleep(KPERF_LATE_WATCH_MS);
+	r->t_end = ktime_get_ns();
+	return 0;
 }
 
 static bool kperf_lat_done(struct kperf_run *r)
@@ -1748,6 +1783,9 @@ static void kperf_report(struct kperf_run *r)
 		len += scnprintf(buf + len, max - len, "cb_post=%d\ncb_calls=%d\ncb_in_post=%d\n",
 				 r->cb_post, atomic_read(&r->cb_calls),
 				 atomic_read(&r->cb_in_post));
+	if (r->p.armed_cq_ms)
+		len += scnprintf(buf + len, max - len, "cb_calls=%d\ncb_late=%d\n",
+				 atomic_read(&r->cb_calls), atomic_read(&r->cb_late));
 	if (r->p.remap_ms)
 		len += scnprintf(buf + len, max - len, "maps=%llu\nmap_errors=%llu\n",
 				 r->maps, r->map_errors);
@@ -1809,6 +1847,8 @@ static int kperf_run(const struct kperf_params *p)
 			ret = kperf_remap(r);
 		else if (p->mode == KPERF_BW && p->cb_probe_ms)
 			ret = kperf_cb_probe(r);
+		else if (p->mode == KPERF_BW && p->armed_cq_ms)
+			ret = kperf_armed_cq(r);
 		else if (p->mode == KPERF_BW && p->abandon)
 			ret = kperf_abandon(r) ?: kperf_bw(r);
 		else if (p->mode == KPERF_BW)
@@ -1855,6 +1895,7 @@ static const struct kperf_key kperf_keys[] = {
 	{ "abandon", offsetof(struct kperf_params, abandon), 0, 1 },
 	{ "remap_ms", offsetof(struct kperf_params, remap_ms), 0, 60000 },
 	{ "cb_probe_ms", offsetof(struct kperf_params, cb_probe_ms), 0, 60000 },
+	{ "armed_cq_ms", offsetof(struct kperf_params, armed_cq_ms), 0, 60000 },
 	{ "global_rkey", offsetof(struct kperf_params, global_rkey), 0, 1 },
 };
 
@@ -1936,9 +1977,10 @@ static int kperf_parse(char *cmd, struct kperf_params *p)
 		       p->qps, p->pd_per_pair);
 		return -EINVAL;
 	}
-	if ((p->remap_ms || p->cb_probe_ms) &&
-	    (p->mode != KPERF_BW || p->abandon || (p->remap_ms && p->cb_probe_ms))) {
-		pr_err("remap_ms, cb_probe_ms: one of them, with mode=bw and without abandon\n");
+	if ((p->remap_ms || p->cb_probe_ms || p->armed_cq_ms) &&
+	    (p->mode != KPERF_BW || p->abandon ||
+	     !!p->remap_ms + !!p->cb_probe_ms + !!p->armed_cq_ms > 1)) {
+		pr_err("remap_ms, cb_probe_ms, armed_cq_ms: one of them, with mode=bw and without abandon\n");
 		return -EINVAL;
 	}
 	if (p->abandon && (p->mode != KPERF_BW || p->qps < 2)) {
