@@ -124,7 +124,6 @@ void mrbond_vdev_member_fail(struct mrbond_vdev *v, u32 slot);
 void mrbond_vdev_member_detach(struct mrbond_vdev *v, u32 slot);
 void mrbond_vdev_member_load(struct mrbond_vdev *v, u32 slot,
 			     struct mrbond_member_load *out);
-u64 mrbond_vdev_qpn_collisions(struct mrbond_vdev *v);
 
 /* Rust -> C (shim/mrbond_sysfs.c): the mrbond/ directory of a registered vdev. */
 int mrbond_sysfs_add(struct mrbond_vdev *v);
@@ -185,6 +184,19 @@ int mrbond_rs_post_recv_translate(void *bond, struct ib_device *ibdev,
 				  u32 slot, u32 local_dma_lkey,
 				  const struct ib_recv_wr *wr,
 				  struct mrbond_rdma_recv *out);
+/*
+ * The vdev's QPNs are Rust's (rust/vdev_qpns.rs): claimed by a new QP
+ * (0, -EBUSY if live or in quarantine: a collision, -ENOMEM), released if
+ * its creation fails, quarantined when it is destroyed (longer if aborted:
+ * the bond ended its connection exchange); prune drops the quarantines that
+ * are over and returns how many numbers are left; qpn_qp gives the QP a
+ * live number belongs to. All under objs_lock, which keeps that QP alive.
+ */
+int mrbond_rs_qpn_claim(void *bond, u32 qpn, void *qp);
+void mrbond_rs_qpn_release(void *bond, u32 qpn);
+void mrbond_rs_qpn_quarantine(void *bond, u32 qpn, bool aborted);
+unsigned long mrbond_rs_qpns_prune(void *bond);
+void *mrbond_rs_qpn_qp(void *bond, u32 qpn);
 /*
  * The vdev's AHs are Rust's (rust/rdma/ah.rs): the attributes ah was created
  * with, for the GSI proxy to send by. Any context.

@@ -83,9 +83,6 @@ struct mrbond_vdev {
 	 */
 	struct xarray qp_ids;
 	u32 next_qp_id;		/* cyclic: a stale CQE finds no new QP */
-	/* QPN -> live QP, or xa_mk_value(expiry jiffies) in quarantine. */
-	struct xarray qpns;
-	atomic64_t qpn_collisions;
 
 	/* The QP1 of each port (GSI proxy), under gsi_lock (spinlock). */
 	spinlock_t gsi_lock;

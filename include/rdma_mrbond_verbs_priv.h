@@ -58,15 +58,6 @@ static inline u64 mrbond_wrid(u32 qp_id, u64 seq, bool recv)
 	       ((u64)qp_id << MRBOND_WRID_SEQ_BITS) |
 	       (seq & MRBOND_WRID_SEQ_MASK);
 }
-/* A destroyed QPN is not reused for this long (ib_cm's stale check). */
-#define MRBOND_QPN_QUARANTINE	(10 * HZ)
-/*
- * ... or this long, if the bond ended the QP's connection exchange
- * (mrbond_gsi_abort_cm()): the peer may keep its half until its REP retries
- * run out (under rdma_cm 16 tries of ~4.6 s) and refuses a REQ from the
- * same QPN meanwhile as a stale connection.
- */
-#define MRBOND_QPN_QUARANTINE_ABORTED	(90 * HZ)
 
 /* One entry of a shadow ring: what the member WR stands for. */
 struct mrbond_wr_slot {

@@ -448,9 +448,6 @@ extern "C" {
     pub fn mrbond_vdev_member_load(v: *mut mrbond_vdev, slot: u32_, out: *mut mrbond_member_load);
 }
 extern "C" {
-    pub fn mrbond_vdev_qpn_collisions(v: *mut mrbond_vdev) -> u64_;
-}
-extern "C" {
     pub fn mrbond_sysfs_add(v: *mut mrbond_vdev) -> ffi::c_int;
 }
 extern "C" {

@@ -30,6 +30,7 @@ use crate::{
     rdma::{cq::CqSet, mr::MrTable, pd::PdSet},
     text::Name,
     vdev_pd::VdevPd,
+    vdev_qpns::QpnTable,
 };
 
 pub(crate) mod utilisation;
@@ -138,6 +139,9 @@ pub(crate) struct Bond {
     /// "mrbond:cqs", inside the vdev's `objs_lock`.
     #[pin]
     pub(crate) cqs: CqSet,
+    /// The vdev's QPNs, live and in quarantine (`crate::vdev_qpns`).
+    #[pin]
+    pub(crate) qpns: QpnTable,
 }
 
 fn slot_index(slot: usize) -> Option<MemberIndex> {
@@ -238,6 +242,7 @@ impl Bond {
                 pds <- PdSet::new(c_str!("mrbond:pds"), static_lock_class!()),
                 mrs <- MrTable::new(),
                 cqs <- CqSet::new(c_str!("mrbond:cqs"), static_lock_class!()),
+                qpns <- QpnTable::new(),
             }),
             GFP_KERNEL,
         )
@@ -318,11 +323,8 @@ impl Bond {
             if let Some(total) = values.get_mut(PortCounter::Placements.index()) {
                 *total = st.placements;
             }
-            if let (Some(c), Some(v)) = (
-                values.get_mut(PortCounter::QpnCollisions.index()),
-                vdev.as_ref(),
-            ) {
-                *c = v.qpn_collisions();
+            if let Some(c) = values.get_mut(PortCounter::QpnCollisions.index()) {
+                *c = self.qpns.collisions();
             }
         }
     }

@@ -10,7 +10,7 @@ use core::{ffi::c_void, ptr::NonNull};
 
 use kernel::{
     error::from_result,
-    ffi::{c_char, c_int},
+    ffi::{c_char, c_int, c_ulong},
     prelude::*,
     str::CStr,
     sync::{Arc, ArcBorrow},
@@ -20,6 +20,7 @@ use kernel::{
 use crate::{
     bond::Bond,
     ffi::*,
+    policy::qpn::QpEnd,
     rdma::{
         ah::Ah,
         bindings::{
@@ -495,7 +496,7 @@ pub(crate) unsafe extern "C" fn mrbond_rs_post_send_translate(
         local_dma_lkey,
     };
     // SAFETY: as the caller guarantees; `out` is valid and unaliased.
-    match unsafe { target.send(&*wr, &mut *out) } {
+    match unsafe { target.send(wr, &mut *out) } {
         Ok(()) => 0,
         Err(refused) => Error::from(refused).to_errno(),
     }
@@ -649,6 +650,87 @@ pub(crate) unsafe extern "C" fn mrbond_rs_cqs_kick_later(bond_ptr: *mut c_void) 
     // SAFETY: as the caller guarantees.
     let bond = unsafe { bond(bond_ptr) };
     bond.cqs.for_each(Cq::kick_later);
+}
+
+/// Records `qpn` as that of proxy QP `qp`: 0, or -EBUSY if the number is
+/// live or in quarantine (a collision), -ENOMEM.
+///
+/// # Safety
+///
+/// Called by the verbs proxy with the bond of a live vdev, holding its
+/// `objs_lock`, in process context.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn mrbond_rs_qpn_claim(
+    bond_ptr: *mut c_void,
+    qpn: u32,
+    qp: *mut c_void,
+) -> c_int {
+    // SAFETY: as the caller guarantees.
+    let bond = unsafe { bond(bond_ptr) };
+    from_result(|| {
+        bond.qpns.claim(qpn, ProxyQp::new(qp).ok_or(EINVAL)?)?;
+        Ok(0)
+    })
+}
+
+/// Forgets `qpn`, claimed by a QP whose creation then failed.
+///
+/// # Safety
+///
+/// As `mrbond_rs_qpn_claim()`.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn mrbond_rs_qpn_release(bond_ptr: *mut c_void, qpn: u32) {
+    // SAFETY: as the caller guarantees.
+    unsafe { bond(bond_ptr) }.qpns.release(qpn);
+}
+
+/// `qpn`'s QP is destroyed (`aborted`: after the bond ended its connection
+/// exchange): the number goes into quarantine.
+///
+/// # Safety
+///
+/// As `mrbond_rs_qpn_claim()`.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn mrbond_rs_qpn_quarantine(
+    bond_ptr: *mut c_void,
+    qpn: u32,
+    aborted: bool,
+) {
+    let end = if aborted {
+        QpEnd::ExchangeAborted
+    } else {
+        QpEnd::Destroyed
+    };
+    // SAFETY: as the caller guarantees.
+    unsafe { bond(bond_ptr) }.qpns.quarantine(qpn, end);
+}
+
+/// Drops the quarantines that are over; how many numbers are left, live
+/// or in quarantine: those a new member QP can collide with.
+///
+/// # Safety
+///
+/// As `mrbond_rs_qpn_claim()`.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn mrbond_rs_qpns_prune(bond_ptr: *mut c_void) -> c_ulong {
+    // SAFETY: as the caller guarantees.
+    let left = unsafe { bond(bond_ptr) }.qpns.prune();
+    c_ulong::try_from(left).unwrap_or(c_ulong::MAX)
+}
+
+/// The proxy QP that `qpn` is live for, or NULL.
+///
+/// # Safety
+///
+/// As `mrbond_rs_qpn_claim()`; the QP stays alive while the caller holds
+/// `objs_lock`.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn mrbond_rs_qpn_qp(bond_ptr: *mut c_void, qpn: u32) -> *mut c_void {
+    // SAFETY: as the caller guarantees.
+    unsafe { bond(bond_ptr) }
+        .qpns
+        .live(qpn)
+        .map_or(core::ptr::null_mut(), |qp| qp.as_raw())
 }
 
 /// The member slot that sends the MADs of vdev `port`, -1 if none is usable.

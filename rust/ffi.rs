@@ -176,6 +176,27 @@ pub(crate) fn inject_any(point: Inject) {
     unsafe { glue::mrbond_glue_inject_any(point.raw()) }
 }
 
+/// A QP of the verbs proxy (`struct mrbond_qp`, C's until the QPs move),
+/// held only to be handed back to C.
+#[derive(Clone)]
+pub(crate) struct ProxyQp(NonNull<c_void>);
+
+// SAFETY: a pointer Rust never dereferences, handed back to C, which
+// orders its uses by the vdev's `objs_lock`.
+unsafe impl Send for ProxyQp {}
+
+impl ProxyQp {
+    /// The QP at `ptr`, or `None` for NULL.
+    pub(crate) fn new(ptr: *mut c_void) -> Option<Self> {
+        NonNull::new(ptr).map(Self)
+    }
+
+    /// The pointer C gave.
+    pub(crate) fn as_raw(&self) -> *mut c_void {
+        self.0.as_ptr()
+    }
+}
+
 /// The verbs proxy's translation of a member completion on vdev `dev`
 /// (`mrbond_rdma_vdev_wc_translate()`): its vdev QP and the ULP's wr_id;
 /// false for one to drop. Any context, under the CQ's poll lock.
@@ -487,12 +508,6 @@ impl Vdev {
         // SAFETY: the vdev is alive; `out` is writable.
         unsafe { glue::mrbond_vdev_member_load(self.raw(), slot, &mut out) };
         out
-    }
-
-    /// Member QPs created again because their QPN was taken on the vdev.
-    pub(crate) fn qpn_collisions(&self) -> u64 {
-        // SAFETY: the vdev is alive.
-        unsafe { glue::mrbond_vdev_qpn_collisions(self.raw()) }
     }
 
     /// Creates `mrbond/` in sysfs. Never with the bond's state lock held.

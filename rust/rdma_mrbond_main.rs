@@ -41,6 +41,7 @@ mod sysfs;
 mod text;
 mod vdev_attrs;
 mod vdev_pd;
+mod vdev_qpns;
 mod vdev_verbs;
 
 module! {

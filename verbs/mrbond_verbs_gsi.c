@@ -169,7 +169,6 @@ static struct mrbond_qp *mrbond_gsi_cm_qp(struct mrbond_vdev *v,
 					  const struct mrbond_gsi_job *job)
 {
 	const struct ib_mad_hdr *hdr = (const void *)job->mad;
-	void *entry;
 	u32 qpn;
 
 	if (hdr->mgmt_class != IB_MGMT_CLASS_CM)
@@ -180,10 +179,7 @@ static struct mrbond_qp *mrbond_gsi_cm_qp(struct mrbond_vdev *v,
 		qpn = IBA_GET(CM_REP_LOCAL_QPN, (struct cm_rep_msg *)job->mad);
 	else
 		return NULL;
-	entry = xa_load(&v->qpns, qpn);
-	if (!entry || xa_is_value(entry))
-		return NULL;
-	return entry;
+	return mrbond_rs_qpn_qp(v->bond, qpn);
 }
 
 /* What a REJ needs to end qp's exchange (REQ or REP in job). objs_lock. */

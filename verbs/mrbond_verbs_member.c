@@ -165,8 +165,3 @@ void mrbond_vdev_member_load(struct mrbond_vdev *v, u32 slot,
 	out->wrong_key = atomic64_read(&m->wrong_key);
 	out->flushed = atomic64_read(&m->flushed);
 }
-
-u64 mrbond_vdev_qpn_collisions(struct mrbond_vdev *v)
-{
-	return atomic64_read(&v->qpn_collisions);
-}

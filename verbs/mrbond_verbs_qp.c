@@ -4,8 +4,8 @@
  * member Rust places it on (mrbond_rs_place_qp()). Its QPN is the member
  * QPN, since that is what the peer addresses; QPNs stay unique over the
  * vdev (members hand out the same sequences) and a destroyed one is kept
- * in quarantine, or ib_cm's stale-connection check would break unrelated
- * connections. Address vectors are translated by GID value onto the
+ * in quarantine (rust/vdev_qpns.rs, the periods in rust/policy/qpn.rs), or
+ * ib_cm's stale-connection check would break unrelated connections. Address vectors are translated by GID value onto the
  * member's own GID table.
  */
 
@@ -66,50 +66,6 @@ void mrbond_qp_fatal(struct mrbond_qp *qp)
 	queue_work(v->cb_wq, &qp->fatal_work);
 }
 
-/* Records qpn as qp's, unless it is live or quarantined. Under objs_lock. */
-static int mrbond_qpn_claim(struct mrbond_vdev *v, u32 qpn,
-			    struct mrbond_qp *qp)
-{
-	void *old = xa_load(&v->qpns, qpn);
-
-	if (old && !xa_is_value(old))
-		return -EBUSY;
-	if (old && time_before(jiffies, (unsigned long)xa_to_value(old)))
-		return -EBUSY;
-	return xa_err(xa_store(&v->qpns, qpn, qp, GFP_KERNEL));
-}
-
-static void mrbond_qpn_quarantine(struct mrbond_vdev *v, u32 qpn,
-				  unsigned long period)
-{
-	unsigned long until = (jiffies + period) & LONG_MAX;
-
-	/* On -ENOMEM the entry stays and keeps the QPN out until reuse. */
-	xa_store(&v->qpns, qpn, xa_mk_value(until), GFP_KERNEL);
-}
-
-/*
- * Drops the quarantined QPNs whose time is up and counts the entries left:
- * live QPs and fresh quarantines, the QPNs a new member QP can collide
- * with. Under objs_lock.
- */
-static unsigned long mrbond_qpns_prune(struct mrbond_vdev *v)
-{
-	unsigned long qpn, n = 0;
-	void *entry;
-
-	lockdep_assert_held(&v->objs_lock);
-	xa_for_each(&v->qpns, qpn, entry) {
-		if (xa_is_value(entry) &&
-		    !time_before(jiffies, (unsigned long)xa_to_value(entry))) {
-			xa_erase(&v->qpns, qpn);
-			continue;
-		}
-		n++;
-	}
-	return n;
-}
-
 /*
  * A member QP whose QPN is free on the vdev. Members hand out the same
  * QPN sequence, so after any imbalance a member's next QPNs may all be
@@ -123,7 +79,7 @@ static struct ib_qp *mrbond_member_qp_create(struct mrbond_vdev *v,
 					     struct ib_pd *mpd,
 					     struct ib_qp_init_attr *minit)
 {
-	unsigned long tries = mrbond_qpns_prune(v) + 1, n = 0;
+	unsigned long tries = mrbond_rs_qpns_prune(v->bond) + 1, n = 0;
 	struct ib_qp_init_attr attr;
 	struct ib_qp *mqp = ERR_PTR(-EBUSY);
 	struct ib_qp **taken;
@@ -136,11 +92,10 @@ static struct ib_qp *mrbond_member_qp_create(struct mrbond_vdev *v,
 		mqp = ib_create_qp(mpd, &attr);
 		if (IS_ERR(mqp))
 			break;
-		if (!mrbond_qpn_claim(v, mqp->qp_num, qp)) {
+		if (!mrbond_rs_qpn_claim(v->bond, mqp->qp_num, qp)) {
 			*minit = attr;
 			break;
 		}
-		atomic64_inc(&v->qpn_collisions);
 		taken[n++] = mqp;
 		mqp = ERR_PTR(-EBUSY);
 	}
@@ -282,7 +237,7 @@ int mrbond_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 
 err_qp:
 	kfree(qp->sq.slot);
-	xa_erase(&v->qpns, mqp->qp_num);
+	mrbond_rs_qpn_release(v->bond, mqp->qp_num);
 	ib_destroy_qp(mqp);
 err_id:
 	xa_erase(&v->qp_ids, qp->id);
@@ -570,9 +525,7 @@ int mrbond_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 		atomic_dec(&m->qps);
 		atomic_sub(outstanding, &m->outstanding);
 	}
-	mrbond_qpn_quarantine(v, ibqp->qp_num,
-			      qp->cm_aborted ? MRBOND_QPN_QUARANTINE_ABORTED :
-					       MRBOND_QPN_QUARANTINE);
+	mrbond_rs_qpn_quarantine(v->bond, ibqp->qp_num, qp->cm_aborted);
 	mutex_unlock(&v->objs_lock);
 
 	kfree(qp->sq.slot);

@@ -26,6 +26,7 @@
 //!   the ECN/DCQCN/PFC knobs, and the PFC fan-out's per-member decisions.
 //! - [`caps`]: the vdev's device attributes, the intersection of its
 //!   members', and whether a joining member covers them.
+//! - [`qpn`]: when a destroyed QP's number may be taken again.
 //! - [`selfcheck`]: deterministic scenarios run by both `cargo test` and KUnit.
 //!
 //! The kernel target is x86_64 (and arm64): `u64` division is used outside the
@@ -43,6 +44,7 @@ pub mod knobs;
 pub mod options;
 pub mod placement;
 pub mod port;
+pub mod qpn;
 pub mod selfcheck;
 pub mod ulp;
 pub mod wrr;

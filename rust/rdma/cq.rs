@@ -404,7 +404,8 @@ impl Cq {
 
     /// A member is going away, step 1: no poll may touch its CQ any more,
     /// so that none reads a completion of a member QP about to be
-    /// destroyed. Any context.
+    /// destroyed. Process context: a CQ left unhooked by an earlier step 1
+    /// is destroyed here.
     pub(crate) fn unhook(&self, slot: usize) {
         let mut members = self.inner.members.lock();
         let cq = members.cq.get_mut(slot).and_then(Option::take);

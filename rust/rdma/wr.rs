@@ -132,15 +132,18 @@ impl Target<'_> {
     ///
     /// # Safety
     ///
-    /// `wr` must be a consumer's send WR valid for the call, inside the
-    /// container its opcode implies (`rdma_wr()`, `atomic_wr()`,
+    /// `wr` must point at a consumer's send WR valid for the call, inside
+    /// the container its opcode implies (`rdma_wr()`, `atomic_wr()`,
     /// `reg_wr()`), posted on a QP of this target whose member QP is live.
+    /// It is a pointer, not a reference: the container is read through it.
     pub(crate) unsafe fn send(
         &self,
-        wr: &bindings::ib_send_wr,
+        wr: *const bindings::ib_send_wr,
         out: &mut bindings::mrbond_rdma_send,
     ) -> Result<(), Refused> {
-        let from = ptr::from_ref(wr).cast::<u8>();
+        let from = wr.cast::<u8>();
+        // SAFETY: as the caller guarantees, `wr` is valid for the call.
+        let wr = unsafe { &*wr };
         let size = match wr.opcode {
             // SEND_WITH_INV names the peer's rkey: not ours to judge.
             bindings::ib_wr_opcode_IB_WR_SEND
