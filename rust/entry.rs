@@ -30,7 +30,7 @@ use crate::{
         cq::{Cq, Wc},
         device::OpsTable,
         pd::{MemberPd, Pd},
-        wr::Target,
+        wr::{Refused, Target},
     },
     registry::Registry,
     vdev_pd::VdevPd,
@@ -465,6 +465,37 @@ pub(crate) unsafe extern "C" fn mrbond_rs_mrs_detach(bond_ptr: *mut c_void, slot
     }
 }
 
+/// Runs `translate` with the post's [`Target`]: 0, or the -errno of its
+/// refusal.
+///
+/// # Safety
+///
+/// `bond_ptr` must be the bond of live vdev `ibdev`, as for the post
+/// trampolines below.
+unsafe fn post_translate(
+    bond_ptr: *mut c_void,
+    ibdev: *mut ib_device,
+    slot: u32,
+    local_dma_lkey: u32,
+    translate: impl FnOnce(&Target<'_>) -> core::result::Result<(), Refused>,
+) -> c_int {
+    // SAFETY: as the caller guarantees.
+    let bond = unsafe { bond(bond_ptr) };
+    let Ok(slot) = slot_of(slot) else {
+        return EINVAL.to_errno();
+    };
+    let target = Target {
+        mrs: &bond.mrs,
+        dev: ibdev,
+        slot,
+        local_dma_lkey,
+    };
+    match translate(&target) {
+        Ok(()) => 0,
+        Err(refused) => Error::from(refused).to_errno(),
+    }
+}
+
 /// Makes `*out` the member's copy of send WR `wr`, posted on a QP of vdev
 /// `ibdev` on member `slot` whose member PD's local DMA lkey is
 /// `local_dma_lkey`: 0, -EXDEV for a key of another member (counted by
@@ -484,21 +515,11 @@ pub(crate) unsafe extern "C" fn mrbond_rs_post_send_translate(
     wr: *const ib_send_wr,
     out: *mut mrbond_rdma_send,
 ) -> c_int {
-    // SAFETY: as the caller guarantees.
-    let bond = unsafe { bond(bond_ptr) };
-    let Ok(slot) = slot_of(slot) else {
-        return EINVAL.to_errno();
-    };
-    let target = Target {
-        mrs: &bond.mrs,
-        dev: ibdev,
-        slot,
-        local_dma_lkey,
-    };
     // SAFETY: as the caller guarantees; `out` is valid and unaliased.
-    match unsafe { target.send(wr, &mut *out) } {
-        Ok(()) => 0,
-        Err(refused) => Error::from(refused).to_errno(),
+    unsafe {
+        post_translate(bond_ptr, ibdev, slot, local_dma_lkey, |t| {
+            t.send(wr, &mut *out)
+        })
     }
 }
 
@@ -517,21 +538,11 @@ pub(crate) unsafe extern "C" fn mrbond_rs_post_recv_translate(
     wr: *const ib_recv_wr,
     out: *mut mrbond_rdma_recv,
 ) -> c_int {
-    // SAFETY: as the caller guarantees.
-    let bond = unsafe { bond(bond_ptr) };
-    let Ok(slot) = slot_of(slot) else {
-        return EINVAL.to_errno();
-    };
-    let target = Target {
-        mrs: &bond.mrs,
-        dev: ibdev,
-        slot,
-        local_dma_lkey,
-    };
     // SAFETY: as the caller guarantees; `out` is valid and unaliased.
-    match unsafe { target.recv(&*wr, &mut *out) } {
-        Ok(()) => 0,
-        Err(refused) => Error::from(refused).to_errno(),
+    unsafe {
+        post_translate(bond_ptr, ibdev, slot, local_dma_lkey, |t| {
+            t.recv(&*wr, &mut *out)
+        })
     }
 }
 
