@@ -20,6 +20,9 @@
  */
 #define MRBOND_RDMA_LOCAL_DMA_LKEY	0U
 
+/* The SGEs of a WR the vdev takes: the room of its member copy. */
+#define MRBOND_RDMA_MAX_SGE	MRBOND_MAX_SGE
+
 struct net_device;
 struct xarray;
 
@@ -35,13 +38,13 @@ struct mrbond_rdma_send {
 		struct ib_atomic_wr atomic;
 		struct ib_reg_wr reg;
 	};
-	struct ib_sge sge[MRBOND_MAX_SGE];
+	struct ib_sge sge[MRBOND_RDMA_MAX_SGE];
 };
 
 /* The same for a receive WR. */
 struct mrbond_rdma_recv {
 	struct ib_recv_wr wr;
-	struct ib_sge sge[MRBOND_MAX_SGE];
+	struct ib_sge sge[MRBOND_RDMA_MAX_SGE];
 };
 
 /* dev_put(): drops the reference ib_device_get_netdev() took. */
@@ -64,6 +67,10 @@ int mrbond_rdma_poll_cq(struct ib_cq *cq, int num_entries, struct ib_wc *wc);
 int mrbond_rdma_req_notify_cq(struct ib_cq *cq,
 			      enum ib_cq_notify_flags flags);
 
+/* ib_post_send() and ib_post_recv() (inlines), with no bad WR reported. */
+int mrbond_rdma_post_send(struct ib_qp *qp, const struct ib_send_wr *wr);
+int mrbond_rdma_post_recv(struct ib_qp *qp, const struct ib_recv_wr *wr);
+
 /* spin_lock_irqsave() and spin_unlock_irqrestore() (macros). */
 unsigned long mrbond_rdma_spin_lock_irqsave(spinlock_t *lock);
 void mrbond_rdma_spin_unlock_irqrestore(spinlock_t *lock, unsigned long flags);
@@ -84,6 +91,11 @@ void mrbond_rdma_xa_init(struct xarray *xa, bool alloc);
 int mrbond_rdma_xa_alloc(struct xarray *xa, u32 *id, void *entry, u32 min,
 			 u32 max);
 int mrbond_rdma_xa_insert(struct xarray *xa, unsigned long index, void *entry);
+/* xa_alloc_cyclic() with GFP_KERNEL: 0 also when the ids wrapped. */
+int mrbond_rdma_xa_alloc_cyclic(struct xarray *xa, u32 *id, u32 min, u32 max,
+				u32 *next);
+/* xa_store() with GFP_KERNEL, to an index xa_alloc_cyclic() reserved. */
+void mrbond_rdma_xa_store(struct xarray *xa, u32 index, void *entry);
 /* The first entry at *index or (after) above it; *index is moved to it. */
 void *mrbond_rdma_xa_find(struct xarray *xa, unsigned long *index, bool after);
 
@@ -98,10 +110,5 @@ void *mrbond_rdma_driver_data(struct ib_device *ibdev);
  */
 void mrbond_rdma_vdev_queue_cb(struct ib_device *ibdev,
 			       struct work_struct *work);
-/*
- * The verbs proxy's translation of a member completion (its vdev QP, the
- * ULP's wr_id); false for one to drop. Under the vdev CQ's poll lock.
- */
-bool mrbond_rdma_vdev_wc_translate(struct ib_device *ibdev, struct ib_wc *wc);
 
 #endif /* _RDMA_MRBOND_RDMA_HELPERS_H */

@@ -100,14 +100,6 @@ void mrbond_vdev_port_event(struct mrbond_vdev *v, u32 port, bool active);
  * Process context; they take the vdev's objs_lock and may sleep.
  */
 
-/* Data-path counters of a member slot, read for LQF and statistics. */
-struct mrbond_member_load {
-	u32 qps;
-	u32 outstanding;
-	u64 wrong_key;
-	u64 flushed;
-};
-
 /* The member device of slot is dev (port 1); new objects may use it. */
 int mrbond_vdev_member_attach(struct mrbond_vdev *v, u32 slot,
 			      struct ib_device *dev);
@@ -122,8 +114,6 @@ void mrbond_vdev_member_fail(struct mrbond_vdev *v, u32 slot);
  * completed with IB_WC_WR_FLUSH_ERR from the shadow rings. Synchronous.
  */
 void mrbond_vdev_member_detach(struct mrbond_vdev *v, u32 slot);
-void mrbond_vdev_member_load(struct mrbond_vdev *v, u32 slot,
-			     struct mrbond_member_load *out);
 
 /* Rust -> C (shim/mrbond_sysfs.c): the mrbond/ directory of a registered vdev. */
 int mrbond_sysfs_add(struct mrbond_vdev *v);
@@ -168,22 +158,43 @@ int mrbond_rs_mrs_attach(void *bond, u32 slot, struct ib_device *dev);
  */
 void mrbond_rs_mrs_detach(void *bond, u32 slot);
 /*
- * The post path's key translation is Rust's (rust/rdma/wr.rs): *out becomes
- * the member's copy of wr, posted on a QP of vdev ibdev on member slot whose
- * member PD's local DMA lkey is local_dma_lkey, with its SGEs; its wr_id
- * is left to the caller. 0; -EXDEV: a key of another member or of an
- * orphan (the caller counts it, the post fails with -EINVAL); -EINVAL;
- * -EOPNOTSUPP. Under the QP's lock while its member QP is live; any
- * context, no lock taken.
+ * The data paths of the vdev's RC QPs are Rust's (rust/rdma/qp.rs): the
+ * shadow rings, the posts (keys translated by rust/rdma/wr.rs), the
+ * translation of member completions, the flushes, and the per-member
+ * counters (QPs hosted, WRs outstanding, flushed, refused for a key of
+ * another member).
+ *
+ * path_new: the data path of RC QP qp, created with CQs scq and rcq on
+ * member slot, whose member QP mqp (sized send_wrs, recv_wrs) it posts to
+ * with the member PD's local_dma_lkey; an ERR_PTR on failure. May sleep.
  */
-int mrbond_rs_post_send_translate(void *bond, struct ib_device *ibdev,
-				  u32 slot, u32 local_dma_lkey,
-				  const struct ib_send_wr *wr,
-				  struct mrbond_rdma_send *out);
-int mrbond_rs_post_recv_translate(void *bond, struct ib_device *ibdev,
-				  u32 slot, u32 local_dma_lkey,
-				  const struct ib_recv_wr *wr,
-				  struct mrbond_rdma_recv *out);
+void *mrbond_rs_qp_path_new(void *bond, struct ib_qp *qp, struct ib_cq *scq,
+			    struct ib_cq *rcq, u32 slot, struct ib_qp *mqp,
+			    u32 local_dma_lkey, u32 send_wrs, u32 recv_wrs);
+/* The posts of the QP whose data path is path. Any context. */
+int mrbond_rs_qp_post_send(void *bond, void *path, const struct ib_send_wr *wr,
+			   const struct ib_send_wr **bad_wr);
+int mrbond_rs_qp_post_recv(void *bond, void *path, const struct ib_recv_wr *wr,
+			   const struct ib_recv_wr **bad_wr);
+/* The member QP, NULL once detached. Under objs_lock, which keeps it. */
+struct ib_qp *mrbond_rs_qp_member_qp(void *path);
+/*
+ * A detach takes the member QP to destroy it (NULL if it is gone); posts
+ * only queue meanwhile, until flush_detached completes them all with a
+ * flush, in order. Under objs_lock; the caller kicks the CQs.
+ */
+struct ib_qp *mrbond_rs_qp_detach(void *path);
+void mrbond_rs_qp_flush_detached(void *bond, void *path);
+/*
+ * The QP is being destroyed: its data path leaves the QP ids, no poll
+ * returns a completion of it after this, and its WRs left are dropped.
+ * Returns the member QP for the caller to destroy, or NULL. May sleep.
+ */
+struct ib_qp *mrbond_rs_qp_path_free(void *bond, void *path);
+/* Counts a QP made (1) or destroyed (-1) on member slot. */
+void mrbond_rs_member_qps_add(void *bond, u32 slot, int delta);
+/* WRs of member slot completed with a flush error so far. */
+u64 mrbond_rs_member_flushed(void *bond, u32 slot);
 /*
  * The vdev's QPNs are Rust's (rust/vdev_qpns.rs): claimed by a new QP
  * (0, -EBUSY if live or in quarantine: a collision, -ENOMEM), released if
@@ -219,8 +230,6 @@ struct ib_cq *mrbond_rs_cq_member(struct ib_cq *cq, u32 slot,
 bool mrbond_rs_cq_push(struct ib_cq *cq, const struct ib_wc *wc);
 /* The CQ's consumer is told from cb_wq, if it armed the CQ. Any context. */
 void mrbond_rs_cq_kick_later(struct ib_cq *cq);
-/* qp (its id erased) is being destroyed: no poll returns its completions. */
-void mrbond_rs_cq_forget_qp(struct ib_cq *cq, const struct ib_qp *qp);
 /*
  * Member slot is going away: no poll reads its CQs (unhook, before its QPs
  * are destroyed), then they are freed (after). Under objs_lock.

@@ -6,11 +6,9 @@
 #ifndef _RDMA_MRBOND_VDEV_PRIV_H
 #define _RDMA_MRBOND_VDEV_PRIV_H
 
-#include <linux/atomic.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/workqueue.h>
-#include <linux/xarray.h>
 #include <rdma/ib_verbs.h>
 
 #include "rdma_mrbond_vdev.h"
@@ -22,8 +20,8 @@ struct mrbond_sysfs_kobj;
 
 /*
  * A member as the verbs proxy sees it. dev is set and cleared by Rust
- * (mrbond_vdev_member_attach/detach) under objs_lock; the counters are the
- * data path's, read by Rust for placement (LQF) and statistics.
+ * (mrbond_vdev_member_attach/detach) under objs_lock. Its data-path
+ * counters are Rust's (rust/rdma/qp.rs).
  */
 struct mrbond_member_slot {
 	struct mrbond_vdev *v;		/* back pointers, fixed at alloc */
@@ -33,10 +31,6 @@ struct mrbond_member_slot {
 	/* The GSI proxy's send agent and REQ listeners on the member. */
 	struct ib_mad_agent *mad_agent;
 	struct ib_cm_id *listen[MRBOND_CM_PORTS_MAX];
-	atomic_t qps;			/* vdev QPs hosted */
-	atomic_t outstanding;		/* WRs posted, not completed */
-	atomic64_t wrong_key;		/* posts refused: key of another member */
-	atomic64_t flushed;		/* WRs completed with a flush error */
 };
 
 /*
@@ -77,12 +71,6 @@ struct mrbond_vdev {
 	struct mutex objs_lock;
 	struct mrbond_member_slot member[MRBOND_MAX_MEMBERS];
 	struct list_head qps;		/* under objs_lock */
-	/*
-	 * QP id (in member WR ids) -> live vdev QP; erased at destroy_qp
-	 * before the QP's CQs are passed under their poll lock.
-	 */
-	struct xarray qp_ids;
-	u32 next_qp_id;		/* cyclic: a stale CQE finds no new QP */
 
 	/* The QP1 of each port (GSI proxy), under gsi_lock (spinlock). */
 	spinlock_t gsi_lock;

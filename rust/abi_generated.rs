@@ -410,27 +410,6 @@ extern "C" {
 extern "C" {
     pub fn mrbond_vdev_port_event(v: *mut mrbond_vdev, port: u32_, active: bool_);
 }
-#[repr(C)]
-#[derive(Default, Copy, Clone)]
-pub struct mrbond_member_load {
-    pub qps: u32_,
-    pub outstanding: u32_,
-    pub wrong_key: u64_,
-    pub flushed: u64_,
-}
-#[allow(clippy::unnecessary_operation, clippy::identity_op)]
-const _: () = {
-    ["Size of mrbond_member_load"][::core::mem::size_of::<mrbond_member_load>() - 24usize];
-    ["Alignment of mrbond_member_load"][::core::mem::align_of::<mrbond_member_load>() - 8usize];
-    ["Offset of field: mrbond_member_load::qps"]
-        [::core::mem::offset_of!(mrbond_member_load, qps) - 0usize];
-    ["Offset of field: mrbond_member_load::outstanding"]
-        [::core::mem::offset_of!(mrbond_member_load, outstanding) - 4usize];
-    ["Offset of field: mrbond_member_load::wrong_key"]
-        [::core::mem::offset_of!(mrbond_member_load, wrong_key) - 8usize];
-    ["Offset of field: mrbond_member_load::flushed"]
-        [::core::mem::offset_of!(mrbond_member_load, flushed) - 16usize];
-};
 extern "C" {
     pub fn mrbond_vdev_member_attach(
         v: *mut mrbond_vdev,
@@ -443,9 +422,6 @@ extern "C" {
 }
 extern "C" {
     pub fn mrbond_vdev_member_detach(v: *mut mrbond_vdev, slot: u32_);
-}
-extern "C" {
-    pub fn mrbond_vdev_member_load(v: *mut mrbond_vdev, slot: u32_, out: *mut mrbond_member_load);
 }
 extern "C" {
     pub fn mrbond_sysfs_add(v: *mut mrbond_vdev) -> ffi::c_int;

@@ -27,7 +27,12 @@ use crate::{
         port::PortCounter,
         ulp, MemberIndex, MemberMask,
     },
-    rdma::{cq::CqSet, mr::MrTable, pd::PdSet},
+    rdma::{
+        cq::CqSet,
+        mr::MrTable,
+        pd::PdSet,
+        qp::{PathCounters, QpIds},
+    },
     text::Name,
     vdev_pd::VdevPd,
     vdev_qpns::QpnTable,
@@ -142,6 +147,12 @@ pub(crate) struct Bond {
     /// The vdev's QPNs, live and in quarantine (`crate::vdev_qpns`).
     #[pin]
     pub(crate) qpns: QpnTable,
+    /// The data paths of the vdev's RC QPs by id (`crate::rdma::qp`).
+    #[pin]
+    pub(crate) qp_ids: QpIds,
+    /// The data path's counters of each member slot: QPs, outstanding,
+    /// flushed and wrong-key WRs.
+    pub(crate) counters: PathCounters,
 }
 
 fn slot_index(slot: usize) -> Option<MemberIndex> {
@@ -243,6 +254,8 @@ impl Bond {
                 mrs <- MrTable::new(),
                 cqs <- CqSet::new(c_str!("mrbond:cqs"), static_lock_class!()),
                 qpns <- QpnTable::new(),
+                qp_ids <- QpIds::new(),
+                counters: PathCounters::default(),
             }),
             GFP_KERNEL,
         )
@@ -291,7 +304,6 @@ impl Bond {
     pub(crate) fn stats(&self, port: u32, values: &mut [u64]) {
         values.fill(0);
         let st = self.state.lock();
-        let vdev = self.vdev.lock();
         let only = usize::try_from(port).ok().and_then(|p| p.checked_sub(1));
         let usable = st.elig.usable_mask();
         for (slot, member) in st.members.iter().enumerate() {
@@ -301,9 +313,10 @@ impl Bond {
             if only.is_some_and(|o| o != slot) {
                 continue;
             }
-            let load = vdev
-                .as_ref()
-                .map(|v| v.member_load(u32::try_from(slot).unwrap_or(u32::MAX)))
+            let load = self
+                .counters
+                .get(slot)
+                .map(|c| c.load())
                 .unwrap_or_default();
             let row = PortCounter::ALL.map(|counter| match counter {
                 PortCounter::Usable => u64::from(usable.contains(m)),
@@ -330,14 +343,14 @@ impl Bond {
     }
 
     /// Copies the data path's live counters (QPs, outstanding WRs) into the
-    /// placer, which reports and weighs them. Takes the vdev lock.
+    /// placer, which reports and weighs them. Takes no lock.
     pub(crate) fn refresh_loads(&self, st: &mut BondState) {
-        let vdev = self.vdev.lock();
-        let Some(v) = vdev.as_ref() else { return };
         for slot in 0..MAX_MEMBERS {
-            let Some(m) = slot_index(slot) else { continue };
+            let (Some(m), Some(c)) = (slot_index(slot), self.counters.get(slot)) else {
+                continue;
+            };
             if st.members.get(slot).is_some_and(Option::is_some) {
-                let load = v.member_load(u32::try_from(slot).unwrap_or(u32::MAX));
+                let load = c.load();
                 st.placer.set_load(m, load.qps, load.outstanding);
             }
         }

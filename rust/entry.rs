@@ -24,13 +24,13 @@ use crate::{
     rdma::{
         ah::Ah,
         bindings::{
-            ib_ah, ib_cq, ib_device, ib_pd, ib_qp, ib_recv_wr, ib_send_wr, ib_wc, mrbond_rdma_recv,
-            mrbond_rdma_send, rdma_ah_attr,
+            ib_ah, ib_cq, ib_device, ib_pd, ib_qp, ib_recv_wr, ib_send_wr, ib_wc, rdma_ah_attr,
         },
         cq::{Cq, Wc},
         device::OpsTable,
         pd::{MemberPd, Pd},
-        wr::{Refused, Target},
+        qp::{MemberCounters, NewQpPath, QpPath},
+        wr::Target,
     },
     registry::Registry,
     vdev_pd::VdevPd,
@@ -465,85 +465,218 @@ pub(crate) unsafe extern "C" fn mrbond_rs_mrs_detach(bond_ptr: *mut c_void, slot
     }
 }
 
-/// Runs `translate` with the post's [`Target`]: 0, or the -errno of its
-/// refusal.
+/// The data path a QP's `path_new` made.
 ///
 /// # Safety
 ///
-/// `bond_ptr` must be the bond of live vdev `ibdev`, as for the post
-/// trampolines below.
-unsafe fn post_translate(
+/// `path` must be a pointer `mrbond_rs_qp_path_new()` returned and
+/// `mrbond_rs_qp_path_free()` has not taken back, valid for `'a`.
+unsafe fn qp_path<'a>(path: *mut c_void) -> &'a QpPath {
+    // SAFETY: as the caller guarantees, a `QpPath` pinned in its box.
+    unsafe { &*path.cast::<QpPath>() }
+}
+
+/// The data path of RC QP `qp`, its member QP `mqp` on member `slot`; an
+/// `ERR_PTR` on failure.
+///
+/// # Safety
+///
+/// Called by the QP verbs with the bond of the live vdev of `qp`, which is
+/// being created with CQs `scq` and `rcq` (vdev CQs); `mqp` is the member
+/// QP, live until the path gives it up. Process context.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe extern "C" fn mrbond_rs_qp_path_new(
     bond_ptr: *mut c_void,
-    ibdev: *mut ib_device,
+    qp: *mut ib_qp,
+    scq: *mut ib_cq,
+    rcq: *mut ib_cq,
     slot: u32,
+    mqp: *mut ib_qp,
     local_dma_lkey: u32,
-    translate: impl FnOnce(&Target<'_>) -> core::result::Result<(), Refused>,
-) -> c_int {
+    send_wrs: u32,
+    recv_wrs: u32,
+) -> *mut c_void {
     // SAFETY: as the caller guarantees.
     let bond = unsafe { bond(bond_ptr) };
-    let Ok(slot) = slot_of(slot) else {
+    let made = slot_of(slot).and_then(|slot| {
+        let new = NewQpPath {
+            qp,
+            scq,
+            rcq,
+            slot,
+            member_qp: mqp,
+            local_dma_lkey,
+            send_wrs,
+            recv_wrs,
+        };
+        // SAFETY: as the caller guarantees; `path_free` ends the path
+        // before the QP and its CQs go.
+        unsafe { QpPath::new(&new, &bond.qp_ids) }
+    });
+    match made {
+        // SAFETY: the path stays pinned until `path_free` takes it back
+        // with `Pin::new_unchecked(KBox::from_raw())`.
+        Ok(path) => KBox::into_raw(unsafe { Pin::into_inner_unchecked(path) }).cast(),
+        Err(e) => e.to_ptr(),
+    }
+}
+
+/// Runs `post` with the QP's [`Target`] and its member's counters.
+///
+/// # Safety
+///
+/// As the post trampolines below.
+unsafe fn post_with(
+    bond_ptr: *mut c_void,
+    path: *mut c_void,
+    post: impl FnOnce(&QpPath, &Target<'_>, &MemberCounters) -> c_int,
+) -> c_int {
+    // SAFETY: as the caller guarantees.
+    let (bond, path) = unsafe { (bond(bond_ptr), qp_path(path)) };
+    let Some(counters) = bond.counters.get(path.slot()) else {
         return EINVAL.to_errno();
     };
     let target = Target {
         mrs: &bond.mrs,
-        dev: ibdev,
-        slot,
-        local_dma_lkey,
+        dev: path.device(),
+        slot: path.slot(),
+        local_dma_lkey: path.local_dma_lkey(),
     };
-    match translate(&target) {
-        Ok(()) => 0,
-        Err(refused) => Error::from(refused).to_errno(),
-    }
+    post(path, &target, counters)
 }
 
-/// Makes `*out` the member's copy of send WR `wr`, posted on a QP of vdev
-/// `ibdev` on member `slot` whose member PD's local DMA lkey is
-/// `local_dma_lkey`: 0, -EXDEV for a key of another member (counted by
-/// the caller), -EINVAL or -EOPNOTSUPP.
+/// `post_send` of an RC QP of a vdev.
 ///
 /// # Safety
 ///
-/// Called by the post path with the bond of live vdev `ibdev`, a
-/// consumer's send WR valid for the call and a valid `out`, under the QP's
-/// lock while its member QP is live; any context.
+/// Called by the vdev's `post_send` with its bond, the live data path of
+/// the QP, the consumer's chain of send WRs and `bad_wr`, valid for the
+/// call; any context.
 #[no_mangle]
-pub(crate) unsafe extern "C" fn mrbond_rs_post_send_translate(
+pub(crate) unsafe extern "C" fn mrbond_rs_qp_post_send(
     bond_ptr: *mut c_void,
-    ibdev: *mut ib_device,
-    slot: u32,
-    local_dma_lkey: u32,
+    path: *mut c_void,
     wr: *const ib_send_wr,
-    out: *mut mrbond_rdma_send,
+    bad_wr: *mut *const ib_send_wr,
 ) -> c_int {
-    // SAFETY: as the caller guarantees; `out` is valid and unaliased.
-    unsafe {
-        post_translate(bond_ptr, ibdev, slot, local_dma_lkey, |t| {
-            t.send(wr, &mut *out)
-        })
-    }
+    // SAFETY: as the caller guarantees.
+    unsafe { post_with(bond_ptr, path, |p, t, c| p.post_send(t, c, wr, bad_wr)) }
 }
 
-/// Makes `*out` the member's copy of receive WR `wr`, as
-/// `mrbond_rs_post_send_translate()` does for a send.
+/// `post_recv` of an RC QP of a vdev.
 ///
 /// # Safety
 ///
-/// As `mrbond_rs_post_send_translate()`, with a receive WR.
+/// As `mrbond_rs_qp_post_send()`, with receive WRs.
 #[no_mangle]
-pub(crate) unsafe extern "C" fn mrbond_rs_post_recv_translate(
+pub(crate) unsafe extern "C" fn mrbond_rs_qp_post_recv(
     bond_ptr: *mut c_void,
-    ibdev: *mut ib_device,
-    slot: u32,
-    local_dma_lkey: u32,
+    path: *mut c_void,
     wr: *const ib_recv_wr,
-    out: *mut mrbond_rdma_recv,
+    bad_wr: *mut *const ib_recv_wr,
 ) -> c_int {
-    // SAFETY: as the caller guarantees; `out` is valid and unaliased.
-    unsafe {
-        post_translate(bond_ptr, ibdev, slot, local_dma_lkey, |t| {
-            t.recv(&*wr, &mut *out)
-        })
+    // SAFETY: as the caller guarantees.
+    unsafe { post_with(bond_ptr, path, |p, t, c| p.post_recv(t, c, wr, bad_wr)) }
+}
+
+/// The QP's member QP, NULL once detached.
+///
+/// # Safety
+///
+/// Called by the QP verbs with a live data path, under `objs_lock`.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn mrbond_rs_qp_member_qp(path: *mut c_void) -> *mut ib_qp {
+    // SAFETY: as the caller guarantees.
+    let path = unsafe { qp_path(path) };
+    path.member_qp()
+        .map_or(core::ptr::null_mut(), NonNull::as_ptr)
+}
+
+/// A detach takes the member QP, for the caller to destroy.
+///
+/// # Safety
+///
+/// Called by a member's detach with a live data path, under `objs_lock`.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn mrbond_rs_qp_detach(path: *mut c_void) -> *mut ib_qp {
+    // SAFETY: as the caller guarantees.
+    let path = unsafe { qp_path(path) };
+    path.detach().map_or(core::ptr::null_mut(), NonNull::as_ptr)
+}
+
+/// The detached member QP is destroyed: the QP's WRs left complete with a
+/// flush.
+///
+/// # Safety
+///
+/// Called by a member's detach with the bond of a live vdev and a live data
+/// path of it, under `objs_lock`.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn mrbond_rs_qp_flush_detached(
+    bond_ptr: *mut c_void,
+    path: *mut c_void,
+) {
+    // SAFETY: as the caller guarantees.
+    let (bond, path) = unsafe { (bond(bond_ptr), qp_path(path)) };
+    if let Some(counters) = bond.counters.get(path.slot()) {
+        path.flush_detached(counters);
     }
+}
+
+/// Ends a QP's data path; the member QP left for the caller to destroy.
+///
+/// # Safety
+///
+/// Called by `destroy_qp` with the bond of a live vdev and a data path of
+/// it, which nothing uses after this. Process context.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn mrbond_rs_qp_path_free(
+    bond_ptr: *mut c_void,
+    path: *mut c_void,
+) -> *mut ib_qp {
+    // SAFETY: as the caller guarantees.
+    let bond = unsafe { bond(bond_ptr) };
+    // SAFETY: as the caller guarantees, the box `path_new` leaked, still
+    // pinned, now taken back.
+    let path = unsafe { Pin::new_unchecked(KBox::from_raw(path.cast::<QpPath>())) };
+    let Some(counters) = bond.counters.get(path.slot()) else {
+        return core::ptr::null_mut();
+    };
+    QpPath::end(path, &bond.qp_ids, counters).map_or(core::ptr::null_mut(), NonNull::as_ptr)
+}
+
+/// Counts a QP made (`delta` 1) or destroyed (-1) on member `slot`.
+///
+/// # Safety
+///
+/// Called by the QP verbs with the bond of a live vdev.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn mrbond_rs_member_qps_add(
+    bond_ptr: *mut c_void,
+    slot: u32,
+    delta: c_int,
+) {
+    // SAFETY: as the caller guarantees.
+    let bond = unsafe { bond(bond_ptr) };
+    if let Some(c) = slot_of(slot).ok().and_then(|s| bond.counters.get(s)) {
+        c.add_qps(i64::from(delta));
+    }
+}
+
+/// WRs of member `slot` completed with a flush error so far.
+///
+/// # Safety
+///
+/// Called by the verbs proxy with the bond of a live vdev.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn mrbond_rs_member_flushed(bond_ptr: *mut c_void, slot: u32) -> u64 {
+    // SAFETY: as the caller guarantees.
+    let bond = unsafe { bond(bond_ptr) };
+    slot_of(slot)
+        .ok()
+        .and_then(|s| bond.counters.get(s))
+        .map_or(0, |c| c.flushed())
 }
 
 /// The attributes vdev AH `ibah` was created with.
@@ -608,18 +741,6 @@ pub(crate) unsafe extern "C" fn mrbond_rs_cq_push(ibcq: *mut ib_cq, wc: *const i
 pub(crate) unsafe extern "C" fn mrbond_rs_cq_kick_later(ibcq: *mut ib_cq) {
     // SAFETY: as the caller guarantees.
     unsafe { Cq::from_raw(ibcq) }.kick_later();
-}
-
-/// Vdev QP `qp`, its id erased, is being destroyed: no poll of vdev CQ
-/// `ibcq` returns a completion of it once this returns.
-///
-/// # Safety
-///
-/// Called by the verbs proxy with a live CQ of a vdev, in any context.
-#[no_mangle]
-pub(crate) unsafe extern "C" fn mrbond_rs_cq_forget_qp(ibcq: *mut ib_cq, qp: *const ib_qp) {
-    // SAFETY: as the caller guarantees.
-    unsafe { Cq::from_raw(ibcq) }.forget_qp(qp);
 }
 
 /// Member `slot` is going away: no poll of any vdev CQ reads its CQs.

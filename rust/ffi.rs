@@ -54,6 +54,7 @@ pub(crate) mod sysfs_attr {
         MRBOND_BOND_ATTR_SPEED as BOND_SPEED, MRBOND_BOND_ATTR_USABLE as BOND_USABLE,
         MRBOND_MEMBER_ATTR_ADMIN as MEMBER_ADMIN, MRBOND_MEMBER_ATTR_CAPACITY as MEMBER_CAPACITY,
         MRBOND_MEMBER_ATTR_LACP as MEMBER_LACP, MRBOND_MEMBER_ATTR_NETDEV as MEMBER_NETDEV,
+        MRBOND_MEMBER_ATTR_OUTSTANDING as MEMBER_OUTSTANDING, MRBOND_MEMBER_ATTR_QPS as MEMBER_QPS,
         MRBOND_MEMBER_ATTR_REASON as MEMBER_REASON, MRBOND_MEMBER_ATTR_STATE as MEMBER_STATE,
         MRBOND_MEMBER_ATTR_TRANSITIONS as MEMBER_TRANSITIONS,
         MRBOND_MEMBER_ATTR_UTILISATION as MEMBER_UTILISATION,
@@ -75,8 +76,6 @@ pub(crate) type MemberInfo = abi::mrbond_member_info;
 pub(crate) type BondInfo = abi::mrbond_bond_info;
 /// `struct mrbond_netdev_state`.
 pub(crate) type NetdevState = abi::mrbond_netdev_state;
-/// `struct mrbond_member_load`: a member's data-path counters.
-pub(crate) type MemberLoad = abi::mrbond_member_load;
 
 impl BondSpec {
     /// The members the request carries.
@@ -195,18 +194,6 @@ impl ProxyQp {
     pub(crate) fn as_raw(&self) -> *mut c_void {
         self.0.as_ptr()
     }
-}
-
-/// The verbs proxy's translation of a member completion on vdev `dev`
-/// (`mrbond_rdma_vdev_wc_translate()`): its vdev QP and the ULP's wr_id;
-/// false for one to drop. Any context, under the CQ's poll lock.
-pub(crate) fn wc_translate(
-    dev: &crate::rdma::device::Device,
-    wc: &mut crate::rdma::cq::Wc,
-) -> bool {
-    // SAFETY: `dev` is an allocated vdev, whose proxy state outlives its
-    // CQs; `wc` is a completion, ours for the call.
-    unsafe { crate::rdma::bindings::mrbond_rdma_vdev_wc_translate(dev.as_raw(), wc.as_raw_mut()) }
 }
 
 /// Monotonic nanoseconds.
@@ -500,14 +487,6 @@ impl Vdev {
     pub(crate) fn member_detach(&self, slot: u32) {
         // SAFETY: the vdev is alive; process context, no spinlock held.
         unsafe { glue::mrbond_vdev_member_detach(self.raw(), slot) }
-    }
-
-    /// The data path's counters of member `slot`.
-    pub(crate) fn member_load(&self, slot: u32) -> MemberLoad {
-        let mut out = MemberLoad::default();
-        // SAFETY: the vdev is alive; `out` is writable.
-        unsafe { glue::mrbond_vdev_member_load(self.raw(), slot, &mut out) };
-        out
     }
 
     /// Creates `mrbond/` in sysfs. Never with the bond's state lock held.

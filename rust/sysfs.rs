@@ -97,12 +97,23 @@ pub(crate) fn bond_store(bond: &Bond, attr: u32, input: &[u8]) -> i32 {
     options::store_bond(bond, opt, input)
 }
 
-/// Shows a member attribute (`qps` and `outstanding` are the data path's
-/// counters: the C side reads them where they are kept, mrbond_sysfs.c).
+/// Shows a member attribute.
 pub(crate) fn member_show(bond: &Bond, slot: u32, attr: u32, page: &mut [u8]) -> isize {
     let Some(m) = usize::try_from(slot).ok().and_then(MemberIndex::new) else {
         return EINVAL.to_errno() as isize;
     };
+    // The data path's counters, lock-free: a show may run while the vdev
+    // lock is held to remove this very file.
+    let load = bond
+        .counters
+        .get(m.get())
+        .map(|c| c.load())
+        .unwrap_or_default();
+    match attr {
+        MEMBER_QPS => return emit(page, format_args!("{}\n", load.qps)),
+        MEMBER_OUTSTANDING => return emit(page, format_args!("{}\n", load.outstanding)),
+        _ => {}
+    }
     let st = bond.state.lock();
     let Some(Some(member)) = st.members.get(m.get()) else {
         return ENODEV.to_errno() as isize;

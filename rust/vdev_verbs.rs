@@ -19,6 +19,7 @@ use crate::{
         device::{Device, DeviceAttr, DeviceOps, LinkLayer, PortAttr, RoceV2Port, StatDesc},
         mr::{MemberDevice, MrTable, MrWindow},
         pd::{MemberPd, NewPd, Pd, PdSet},
+        qp,
     },
     vdev_attrs,
     vdev_pd::{self, VdevPd},
@@ -95,9 +96,8 @@ impl DeviceOps for VdevVerbs {
         }
     }
 
-    /// Still C's: the QPs' shadow rings, which the translation reads.
-    fn translate_wc(dev: &Device, wc: &mut Wc) -> bool {
-        ffi::wc_translate(dev, wc)
+    fn translate_wc(bond: &ArcBorrow<'_, Bond>, wc: &mut Wc) -> bool {
+        qp::translate_wc(&bond.qp_ids, &bond.counters, wc)
     }
 
     fn mrs<'a>(bond: &'a ArcBorrow<'_, Bond>) -> &'a MrTable {

@@ -51,6 +51,20 @@ int mrbond_rdma_req_notify_cq(struct ib_cq *cq,
 	return ib_req_notify_cq(cq, flags);
 }
 
+int mrbond_rdma_post_send(struct ib_qp *qp, const struct ib_send_wr *wr)
+{
+	const struct ib_send_wr *bad;
+
+	return ib_post_send(qp, wr, &bad);
+}
+
+int mrbond_rdma_post_recv(struct ib_qp *qp, const struct ib_recv_wr *wr)
+{
+	const struct ib_recv_wr *bad;
+
+	return ib_post_recv(qp, wr, &bad);
+}
+
 unsigned long mrbond_rdma_spin_lock_irqsave(spinlock_t *lock)
 {
 	unsigned long flags;
@@ -103,6 +117,20 @@ int mrbond_rdma_xa_alloc(struct xarray *xa, u32 *id, void *entry, u32 min,
 int mrbond_rdma_xa_insert(struct xarray *xa, unsigned long index, void *entry)
 {
 	return xa_insert(xa, index, entry, GFP_KERNEL);
+}
+
+int mrbond_rdma_xa_alloc_cyclic(struct xarray *xa, u32 *id, u32 min, u32 max,
+				u32 *next)
+{
+	int ret = xa_alloc_cyclic(xa, id, NULL, XA_LIMIT(min, max), next,
+				  GFP_KERNEL);
+
+	return ret < 0 ? ret : 0;
+}
+
+void mrbond_rdma_xa_store(struct xarray *xa, u32 index, void *entry)
+{
+	xa_store(xa, index, entry, GFP_KERNEL);
 }
 
 void *mrbond_rdma_xa_find(struct xarray *xa, unsigned long *index, bool after)

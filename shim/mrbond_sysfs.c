@@ -89,17 +89,7 @@ static ssize_t mrbond_member_show(struct kobject *kobj,
 				  struct kobj_attribute *kattr, char *buf)
 {
 	struct mrbond_sysfs_kobj *sk = to_sysfs_kobj(kobj);
-	struct mrbond_member_load load;
 
-	/* The data path's own counters, read where they are kept. */
-	switch (to_attr_id(kattr)) {
-	case MRBOND_MEMBER_ATTR_QPS:
-		mrbond_vdev_member_load(sk->v, sk->slot, &load);
-		return sysfs_emit(buf, "%u\n", load.qps);
-	case MRBOND_MEMBER_ATTR_OUTSTANDING:
-		mrbond_vdev_member_load(sk->v, sk->slot, &load);
-		return sysfs_emit(buf, "%u\n", load.outstanding);
-	}
 	return mrbond_rs_member_attr_show(sk->v->bond, sk->slot,
 					  to_attr_id(kattr), buf);
 }

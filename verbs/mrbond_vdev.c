@@ -105,7 +105,6 @@ static void mrbond_dealloc_driver(struct ib_device *ibdev)
 		mrbond_gsi_member_release(&res);
 	}
 	/* The core destroyed every object first: only quarantine is left. */
-	xa_destroy(&v->qp_ids);
 	if (bond)
 		mrbond_rs_vdev_release(bond);
 }
@@ -165,7 +164,6 @@ struct mrbond_vdev *mrbond_vdev_alloc(void *bond, u32 nports, u64 node_guid)
 	mutex_init(&v->lock);
 	mutex_init(&v->objs_lock);
 	INIT_LIST_HEAD(&v->qps);
-	xa_init_flags(&v->qp_ids, XA_FLAGS_ALLOC1);
 	v->ibdev.local_dma_lkey = MRBOND_RDMA_LOCAL_DMA_LKEY;
 	for (i = 0; i < MRBOND_MAX_MEMBERS; i++) {
 		v->member[i].v = v;

@@ -61,6 +61,7 @@ void mrbond_vdev_member_fail(struct mrbond_vdev *v, u32 slot)
 	enum ib_qp_state was;
 	struct mrbond_qp *qp;
 	unsigned long flags;
+	struct ib_qp *mqp;
 	u32 n = 0;
 
 	if (slot >= MRBOND_MAX_MEMBERS)
@@ -68,10 +69,13 @@ void mrbond_vdev_member_fail(struct mrbond_vdev *v, u32 slot)
 	mrbond_inject(MRBOND_INJECT_MEMBER_FAIL);
 	mutex_lock(&v->objs_lock);
 	list_for_each_entry(qp, &v->qps, node) {
-		if (qp->member != slot || !qp->mqp || qp->failed)
+		if (qp->member != slot || qp->failed)
+			continue;
+		mqp = mrbond_rs_qp_member_qp(qp->path);
+		if (!mqp)
 			continue;
 		/* The member flushes every outstanding WR as it enters ERR. */
-		if (ib_modify_qp(qp->mqp, &attr, IB_QP_STATE))
+		if (ib_modify_qp(mqp, &attr, IB_QP_STATE))
 			pr_warn("%s: QP %u on %s did not enter ERR\n",
 				dev_name(&v->ibdev.dev), qp->ibqp.qp_num,
 				dev_name(&v->member[slot].dev->dev));
@@ -92,7 +96,6 @@ void mrbond_vdev_member_fail(struct mrbond_vdev *v, u32 slot)
 
 void mrbond_vdev_member_detach(struct mrbond_vdev *v, u32 slot)
 {
-	struct mrbond_member_slot *m = &v->member[slot];
 	struct mrbond_gsi_member_res gsi = {};
 	ktime_t start = ktime_get();
 	enum ib_qp_state was;
@@ -107,28 +110,26 @@ void mrbond_vdev_member_detach(struct mrbond_vdev *v, u32 slot)
 	mutex_lock(&v->objs_lock);
 	if (!v->member[slot].dev)
 		goto out_unlock;
-	flushed = atomic64_read(&m->flushed);
+	flushed = mrbond_rs_member_flushed(v->bond, slot);
 	mrbond_gsi_member_take(v, slot, &gsi);
 	/* No poll may read a completion of a member QP destroyed below. */
 	mrbond_rs_cqs_unhook(v->bond, slot);
 	list_for_each_entry(qp, &v->qps, node) {
 		if (qp->member != slot)
 			continue;
+		/* Posts arriving now queue behind the member's WRs. */
+		mqp = mrbond_rs_qp_detach(qp->path);
 		spin_lock_irqsave(&qp->lock, flags);
-		mqp = qp->mqp;
-		qp->mqp = NULL;
-		qp->detaching = mqp != NULL;
 		was = qp->state;
 		qp->state = IB_QPS_ERR;
 		spin_unlock_irqrestore(&qp->lock, flags);
 		mrbond_gsi_abort_cm(v, qp, was);
 		if (!mqp)
 			continue;
-		/* Posts arriving now queue behind the member's WRs. */
 		mrbond_inject(MRBOND_INJECT_DETACH_QP);
 		ib_destroy_qp(mqp);
-		atomic_dec(&v->member[slot].qps);
-		mrbond_qp_flush_all(qp);
+		mrbond_rs_member_qps_add(v->bond, slot, -1);
+		mrbond_rs_qp_flush_detached(v->bond, qp->path);
 		n++;
 	}
 	mrbond_rs_cqs_free_unhooked(v->bond);
@@ -136,7 +137,7 @@ void mrbond_vdev_member_detach(struct mrbond_vdev *v, u32 slot)
 	mrbond_rs_pds_detach(v->bond, slot);
 	pr_info("%s: member %s detached: %u QPs, %llu WRs flushed in %lld us\n",
 		dev_name(&v->ibdev.dev), dev_name(&v->member[slot].dev->dev), n,
-		atomic64_read(&m->flushed) - flushed,
+		mrbond_rs_member_flushed(v->bond, slot) - flushed,
 		ktime_us_delta(ktime_get(), start));
 	v->member[slot].dev = NULL;
 
@@ -149,19 +150,4 @@ void mrbond_vdev_member_detach(struct mrbond_vdev *v, u32 slot)
 out_unlock:
 	mutex_unlock(&v->objs_lock);
 	mrbond_gsi_member_release(&gsi);
-}
-
-void mrbond_vdev_member_load(struct mrbond_vdev *v, u32 slot,
-			     struct mrbond_member_load *out)
-{
-	struct mrbond_member_slot *m;
-
-	memset(out, 0, sizeof(*out));
-	if (slot >= MRBOND_MAX_MEMBERS)
-		return;
-	m = &v->member[slot];
-	out->qps = max(atomic_read(&m->qps), 0);
-	out->outstanding = max(atomic_read(&m->outstanding), 0);
-	out->wrong_key = atomic64_read(&m->wrong_key);
-	out->flushed = atomic64_read(&m->flushed);
 }

@@ -14,9 +14,7 @@
 #include <linux/completion.h>
 #include <linux/etherdevice.h>
 #include <linux/jiffies.h>
-#include <linux/log2.h>
 #include <linux/slab.h>
-#include <linux/xarray.h>
 #include <rdma/ib_addr.h>
 #include <rdma/ib_cache.h>
 #include <net/net_namespace.h>
@@ -105,19 +103,6 @@ static struct ib_qp *mrbond_member_qp_create(struct mrbond_vdev *v,
 	return mqp;
 }
 
-static int mrbond_ring_init(struct mrbond_ring *r, u32 wrs)
-{
-	u32 size = roundup_pow_of_two(max(wrs, 1U));
-
-	r->slot = kcalloc(size, sizeof(*r->slot), GFP_KERNEL);
-	if (!r->slot)
-		return -ENOMEM;
-	r->mask = size - 1;
-	r->head = 0;
-	r->tail = 0;
-	return 0;
-}
-
 /* ib_mad's QP1 of a port: the GSI proxy, on no member. */
 static int mrbond_create_gsi_qp(struct mrbond_vdev *v, struct mrbond_qp *qp,
 				struct ib_qp_init_attr *init)
@@ -150,6 +135,7 @@ int mrbond_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	struct ib_pd *mpd;
 	struct ib_cq *mscq, *mrcq;
 	struct ib_qp *mqp;
+	void *path;
 	int member, ret;
 
 	if (udata)
@@ -176,7 +162,6 @@ int mrbond_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	qp->member = member;
 	qp->scq = init->send_cq;
 	qp->rcq = init->recv_cq;
-	qp->sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
 	qp->state = IB_QPS_RESET;
 
 	mutex_lock(&v->objs_lock);
@@ -185,20 +170,14 @@ int mrbond_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		ret = -ENETDOWN;
 		goto err_unlock;
 	}
-	/* Reserved now, published once the QP is complete. */
-	ret = xa_alloc_cyclic(&v->qp_ids, &qp->id, NULL,
-			      XA_LIMIT(1, MRBOND_QP_ID_MAX), &v->next_qp_id,
-			      GFP_KERNEL);
-	if (ret < 0)
-		goto err_unlock;
 	ret = mrbond_rs_pd_member(ibqp->pd, member, dev, &mpd);
 	if (ret)
-		goto err_id;
+		goto err_unlock;
 	mscq = mrbond_rs_cq_member(qp->scq, member, dev);
 	mrcq = IS_ERR(mscq) ? mscq : mrbond_rs_cq_member(qp->rcq, member, dev);
 	if (IS_ERR(mrcq)) {
 		ret = PTR_ERR(mrcq);
-		goto err_id;
+		goto err_unlock;
 	}
 
 	minit = *init;
@@ -213,34 +192,30 @@ int mrbond_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	mqp = mrbond_member_qp_create(v, qp, mpd, &minit);
 	if (IS_ERR(mqp)) {
 		ret = PTR_ERR(mqp);
-		goto err_id;
+		goto err_unlock;
 	}
-	/* One more slot than WRs: a ring never looks empty when full. */
-	ret = mrbond_ring_init(&qp->sq, minit.cap.max_send_wr + 1);
-	if (!ret)
-		ret = mrbond_ring_init(&qp->rq, minit.cap.max_recv_wr + 1);
-	if (ret)
+	path = mrbond_rs_qp_path_new(v->bond, ibqp, qp->scq, qp->rcq, member,
+				     mqp, mpd->local_dma_lkey,
+				     minit.cap.max_send_wr,
+				     minit.cap.max_recv_wr);
+	if (IS_ERR(path)) {
+		ret = PTR_ERR(path);
 		goto err_qp;
+	}
 
 	init->cap = minit.cap;
 	init->cap.max_rdma_ctxs = 0;
-	qp->mqp = mqp;
-	qp->local_dma_lkey = mpd->local_dma_lkey;
+	qp->path = path;
 	ibqp->qp_num = mqp->qp_num;
 	mrbond_rs_pd_note_qp(ibqp->pd, member);
-	atomic_inc(&v->member[member].qps);
+	mrbond_rs_member_qps_add(v->bond, member, 1);
 	list_add_tail(&qp->node, &v->qps);
-	/* The reserved slot needs no allocation. */
-	xa_store(&v->qp_ids, qp->id, qp, GFP_KERNEL);
 	mutex_unlock(&v->objs_lock);
 	return 0;
 
 err_qp:
-	kfree(qp->sq.slot);
 	mrbond_rs_qpn_release(v->bond, mqp->qp_num);
 	ib_destroy_qp(mqp);
-err_id:
-	xa_erase(&v->qp_ids, qp->id);
 err_unlock:
 	mutex_unlock(&v->objs_lock);
 	return ret;
@@ -382,6 +357,7 @@ int mrbond_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	const struct ib_gid_attr *mgid = NULL;
 	struct ib_qp_attr *mattr;
 	unsigned long flags;
+	struct ib_qp *mqp;
 	int ret;
 
 	if (udata)
@@ -397,7 +373,8 @@ int mrbond_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 		ret = 0;
 		goto out_unlock;
 	}
-	if (!qp->mqp) {
+	mqp = mrbond_rs_qp_member_qp(qp->path);
+	if (!mqp) {
 		/* The member is gone; only the way out is open. */
 		ret = -ENETDOWN;
 		if ((attr_mask & IB_QP_STATE) &&
@@ -432,12 +409,12 @@ int mrbond_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 		}
 		qp->vport = rdma_ah_get_port_num(&attr->ah_attr);
 		/* objs_lock may have been dropped: is the member QP still there? */
-		if (!qp->mqp) {
+		if (mrbond_rs_qp_member_qp(qp->path) != mqp) {
 			ret = -ENETDOWN;
 			goto out_free;
 		}
 	}
-	ret = ib_modify_qp(qp->mqp, mattr, attr_mask);
+	ret = ib_modify_qp(mqp, mattr, attr_mask);
 	if (!ret && (attr_mask & IB_QP_STATE)) {
 		spin_lock_irqsave(&qp->lock, flags);
 		qp->state = attr->qp_state;
@@ -457,11 +434,13 @@ int mrbond_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int attr_mask,
 {
 	struct mrbond_vdev *v = mrbond_vdev_of(ibqp->device);
 	struct mrbond_qp *qp = to_mrbond_qp(ibqp);
+	struct ib_qp *mqp;
 	int ret = 0;
 
 	mutex_lock(&v->objs_lock);
-	if (qp->mqp && !qp->gsi_port) {
-		ret = ib_query_qp(qp->mqp, attr, attr_mask, init);
+	mqp = qp->path ? mrbond_rs_qp_member_qp(qp->path) : NULL;
+	if (mqp) {
+		ret = ib_query_qp(mqp, attr, attr_mask, init);
 	} else {
 		memset(attr, 0, sizeof(*attr));
 		memset(init, 0, sizeof(*init));
@@ -488,10 +467,7 @@ int mrbond_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 {
 	struct mrbond_vdev *v = mrbond_vdev_of(ibqp->device);
 	struct mrbond_qp *qp = to_mrbond_qp(ibqp);
-	struct mrbond_member_slot *m;
-	unsigned long flags;
 	struct ib_qp *mqp;
-	u64 outstanding;
 
 	mutex_lock(&v->objs_lock);
 	list_del(&qp->node);
@@ -507,28 +483,54 @@ int mrbond_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	 * one the vdev synthesised for it: members may still hold CQEs of a
 	 * destroyed QP (rxe does not purge them).
 	 */
-	xa_erase(&v->qp_ids, qp->id);
-	mrbond_rs_cq_forget_qp(qp->scq, &qp->ibqp);
-	if (qp->rcq != qp->scq)
-		mrbond_rs_cq_forget_qp(qp->rcq, &qp->ibqp);
-	spin_lock_irqsave(&qp->lock, flags);
-	mqp = qp->mqp;
-	qp->mqp = NULL;
-	/* The ULP destroys without waiting: what is left completes never. */
-	outstanding = qp->sq.head - qp->sq.tail + qp->rq.head - qp->rq.tail;
-	qp->sq.tail = qp->sq.head;
-	qp->rq.tail = qp->rq.head;
-	spin_unlock_irqrestore(&qp->lock, flags);
-	m = &v->member[qp->member];
+	mqp = mrbond_rs_qp_path_free(v->bond, qp->path);
+	qp->path = NULL;
 	if (mqp) {
 		ib_destroy_qp(mqp);
-		atomic_dec(&m->qps);
-		atomic_sub(outstanding, &m->outstanding);
+		mrbond_rs_member_qps_add(v->bond, qp->member, -1);
 	}
 	mrbond_rs_qpn_quarantine(v->bond, ibqp->qp_num, qp->cm_aborted);
 	mutex_unlock(&v->objs_lock);
-
-	kfree(qp->sq.slot);
-	kfree(qp->rq.slot);
 	return 0;
+}
+
+/*
+ * Posts: QP1's MADs go to the GSI proxy, an RC QP's WRs to its data path
+ * (Rust's).
+ */
+int mrbond_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		     const struct ib_send_wr **bad_wr)
+{
+	struct mrbond_vdev *v = mrbond_vdev_of(ibqp->device);
+	struct mrbond_qp *qp = to_mrbond_qp(ibqp);
+	int ret = 0;
+
+	if (!qp->gsi_port)
+		return mrbond_rs_qp_post_send(v->bond, qp->path, wr, bad_wr);
+	for (; wr && !ret; wr = wr->next) {
+		ret = mrbond_gsi_post_send(v, qp, wr);
+		if (ret)
+			*bad_wr = wr;
+	}
+	return ret;
+}
+
+int mrbond_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		     const struct ib_recv_wr **bad_wr)
+{
+	struct mrbond_vdev *v = mrbond_vdev_of(ibqp->device);
+	struct mrbond_qp *qp = to_mrbond_qp(ibqp);
+	unsigned long flags;
+	int ret = 0;
+
+	if (!qp->gsi_port)
+		return mrbond_rs_qp_post_recv(v->bond, qp->path, wr, bad_wr);
+	spin_lock_irqsave(&qp->lock, flags);
+	for (; wr && !ret; wr = wr->next) {
+		ret = mrbond_gsi_post_recv(qp, wr);
+		if (ret)
+			*bad_wr = wr;
+	}
+	spin_unlock_irqrestore(&qp->lock, flags);
+	return ret;
 }

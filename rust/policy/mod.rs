@@ -47,6 +47,7 @@ pub mod port;
 pub mod qpn;
 pub mod selfcheck;
 pub mod ulp;
+pub mod wrid;
 pub mod wrr;
 
 /// Minimum of 8 keys as a balanced tree: straight-line code with no

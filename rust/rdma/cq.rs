@@ -81,9 +81,40 @@ impl Wc {
         unsafe { &*ptr.cast::<Self>() }
     }
 
-    /// The `ib_wc`, for the driver's C translation.
-    pub(crate) fn as_raw_mut(&mut self) -> *mut bindings::ib_wc {
-        &mut self.0
+    /// The completion's `wr_id` (its `wr_cqe` for a consumer that posts
+    /// by CQE: the device hands back whichever the WR carried).
+    pub(crate) fn wr_id(&self) -> u64 {
+        // SAFETY: `wr_id` and `wr_cqe` are the same 64 initialised bits;
+        // any of them is a valid `u64`.
+        unsafe { *self.0.__bindgen_anon_1.wr_id.as_ref() }
+    }
+
+    /// Whether the WR was flushed (`IB_WC_WR_FLUSH_ERR`).
+    pub(crate) fn is_flush(&self) -> bool {
+        self.0.status == bindings::ib_wc_status_IB_WC_WR_FLUSH_ERR
+    }
+
+    /// Makes this a completion of QP `qp`'s WR `wr_id`.
+    pub(crate) fn set_qp(&mut self, qp: *mut bindings::ib_qp, wr_id: u64) {
+        self.0.qp = qp;
+        // SAFETY: `wr_id` and `wr_cqe` are the same 64 bits; writing either
+        // is writing the union.
+        unsafe { *self.0.__bindgen_anon_1.wr_id.as_mut() = wr_id };
+    }
+
+    /// Makes this a flush completion of QP `qp`, its WR set by
+    /// [`Wc::set_wr`].
+    pub(crate) fn set_flush(&mut self, qp: *mut bindings::ib_qp) {
+        self.0.status = bindings::ib_wc_status_IB_WC_WR_FLUSH_ERR;
+        self.0.qp = qp;
+    }
+
+    /// The flushed WR: the consumer's `wr_id` and the opcode its success
+    /// would have had.
+    pub(crate) fn set_wr(&mut self, wr_id: u64, opcode: bindings::ib_wc_opcode) {
+        // SAFETY: as in `set_qp`.
+        unsafe { *self.0.__bindgen_anon_1.wr_id.as_mut() = wr_id };
+        self.0.opcode = opcode;
     }
 }
 
@@ -688,7 +719,12 @@ impl<T: DeviceOps> Adapter<T> {
         let cq = unsafe { Cq::from_raw(ibcq) };
         // SAFETY: the CQ's device is allocated while it has CQs.
         let dev = unsafe { Device::from_raw((*ibcq).device) };
-        let got = cq.poll(out, |wc| T::translate_wc(dev, wc));
+        // SAFETY: the device is `T`'s and holds its data until its
+        // `.dealloc_driver`, after its last CQ is gone.
+        let Ok(data) = (unsafe { dev.driver_data::<T::Data>() }) else {
+            return 0;
+        };
+        let got = cq.poll(out, |wc| T::translate_wc(&data, wc));
         c_int::try_from(got).unwrap_or(num_entries)
     }
 

@@ -47,11 +47,6 @@ impl Device {
         unsafe { &*ptr.cast::<Self>() }
     }
 
-    /// The `ib_device`, for the driver's C parts.
-    pub(crate) fn as_raw(&self) -> *mut bindings::ib_device {
-        self.0.get()
-    }
-
     fn raw(&self) -> *mut bindings::ib_device {
         self.0.get()
     }
@@ -293,10 +288,10 @@ pub(crate) trait DeviceOps {
     fn cq_window(_window: CqWindow) {}
 
     /// `poll_cq`: makes a member's completion the device's (its QP, the
-    /// consumer's `wr_id`); false to drop it (a completion of a WR the
-    /// device already flushed, or of a QP destroyed meanwhile). Any
-    /// context, under the CQ's poll lock.
-    fn translate_wc(dev: &Device, wc: &mut Wc) -> bool;
+    /// consumer's `wr_id`, [`super::qp::translate_wc`]); false to drop it
+    /// (a completion of a WR the device already flushed, or of a QP
+    /// destroyed meanwhile). Any context, under the CQ's poll lock.
+    fn translate_wc(data: &<Self::Data as ForeignOwnable>::Borrowed<'_>, wc: &mut Wc) -> bool;
 
     /// The device's MRs, which the MR adapters keep (see [`super::mr`]).
     fn mrs<'a>(data: &'a <Self::Data as ForeignOwnable>::Borrowed<'_>) -> &'a MrTable;

@@ -14,6 +14,7 @@ pub(crate) mod device;
 pub(crate) mod irq_lock;
 pub(crate) mod mr;
 pub(crate) mod pd;
+pub(crate) mod qp;
 pub(crate) mod rcu;
 pub(crate) mod set;
 pub(crate) mod wr;

@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The ids of the work requests a bond posts to its members.
+//!
+//! A member WR id names the bond QP and the WR's place in that QP's shadow
+//! ring: bit 63 set for receives, the QP's id in the 23 bits below it, the
+//! low 40 bits of the ring sequence under those. A completion is traced
+//! back by id, never through its QP pointer: members may return
+//! completions of a QP already destroyed (rxe does not purge them).
+
+/// Bit 63: a receive.
+const RECV: u64 = 1 << 63;
+/// The ring sequence's bits.
+const SEQ_BITS: u32 = 40;
+const SEQ_MASK: u64 = (1 << SEQ_BITS) - 1;
+
+/// The largest QP id.
+pub const QP_ID_MAX: u32 = (1 << 23) - 1;
+
+/// The member WR id of the WR at ring sequence `seq` of QP `qp_id` (at
+/// most [`QP_ID_MAX`]).
+pub const fn encode(qp_id: u32, seq: u64, recv: bool) -> u64 {
+    let recv = if recv { RECV } else { 0 };
+    recv | (((qp_id & QP_ID_MAX) as u64) << SEQ_BITS) | (seq & SEQ_MASK)
+}
+
+/// The QP id and queue (receive: true) a member WR id names.
+pub const fn qp_of(wr_id: u64) -> (u32, bool) {
+    (((wr_id & !RECV) >> SEQ_BITS) as u32, wr_id & RECV != 0)
+}
+
+/// The ring sequence a member WR id stands for, in a ring whose oldest WR
+/// is `tail`: the first sequence at or past `tail` with the id's low bits.
+/// Right while fewer than 2^40 WRs are outstanding.
+pub const fn seq_of(wr_id: u64, tail: u64) -> u64 {
+    tail.wrapping_add(wr_id.wrapping_sub(tail) & SEQ_MASK)
+}

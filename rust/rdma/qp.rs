@@ -1,0 +1,714 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The data path of a device's RC QPs, each backed by a QP on one member
+//! device: posts go to the member QP with the keys translated
+//! ([`super::wr`]), and every WR takes a place in the QP's shadow ring so
+//! that it completes exactly once, by the member (translated back in a
+//! poll, [`QpPath::translate`]) or, once the member QP is gone, by a flush
+//! the device synthesises into the QP's CQ. No allocation and no sleeping
+//! here: the member's WR lives on the stack, the rings are sized at
+//! creation.
+//!
+//! A member WR id names the QP ([`QpIds`]) and the WR's ring sequence
+//! ([`crate::policy::wrid`]).
+
+use core::{
+    ptr::NonNull,
+    sync::atomic::{AtomicI64, AtomicU64, Ordering},
+};
+
+use kernel::{error::to_result, ffi::c_int, prelude::*, types::Opaque};
+
+use super::{
+    bindings,
+    cq::{Cq, Wc},
+    irq_lock::{new_spinlock_irq, SpinLockIrq},
+    rcu,
+    wr::{Refused, Target},
+};
+use crate::policy::{wrid, MAX_MEMBERS};
+
+/// The SGEs a WR may have: as many as the member's copy has room for.
+const MAX_SGE: usize = bindings::MRBOND_RDMA_MAX_SGE as usize;
+
+/// The XArray index of QP id `id`.
+fn xa_index(id: u32) -> usize {
+    usize::try_from(id).unwrap_or(usize::MAX)
+}
+
+/// The data path's counters of one member.
+#[derive(Default)]
+pub(crate) struct MemberCounters {
+    /// QPs hosted (kept by the QP verbs).
+    qps: AtomicI64,
+    /// WRs posted and not completed.
+    outstanding: AtomicI64,
+    /// Posts refused: a key of another member's MR.
+    wrong_key: AtomicU64,
+    /// WRs completed with a flush error.
+    flushed: AtomicU64,
+}
+
+/// What [`MemberCounters`] read at one moment.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct MemberLoad {
+    pub(crate) qps: u32,
+    pub(crate) outstanding: u32,
+    pub(crate) wrong_key: u64,
+    pub(crate) flushed: u64,
+}
+
+impl MemberCounters {
+    /// Counts a QP made (`1`) or destroyed (`-1`) on the member.
+    pub(crate) fn add_qps(&self, delta: i64) {
+        self.qps.fetch_add(delta, Ordering::Relaxed);
+    }
+
+    fn retire(&self, wrs: u64) {
+        self.outstanding
+            .fetch_sub(i64::try_from(wrs).unwrap_or(i64::MAX), Ordering::Relaxed);
+    }
+
+    fn clamp(v: i64) -> u32 {
+        u32::try_from(v.max(0)).unwrap_or(u32::MAX)
+    }
+
+    /// The counters now.
+    pub(crate) fn load(&self) -> MemberLoad {
+        MemberLoad {
+            qps: Self::clamp(self.qps.load(Ordering::Relaxed)),
+            outstanding: Self::clamp(self.outstanding.load(Ordering::Relaxed)),
+            wrong_key: self.wrong_key.load(Ordering::Relaxed),
+            flushed: self.flushed.load(Ordering::Relaxed),
+        }
+    }
+
+    /// WRs completed with a flush error so far.
+    pub(crate) fn flushed(&self) -> u64 {
+        self.flushed.load(Ordering::Relaxed)
+    }
+}
+
+/// The data path's counters of every member slot of a device.
+#[derive(Default)]
+pub(crate) struct PathCounters([MemberCounters; MAX_MEMBERS]);
+
+impl PathCounters {
+    /// Member `slot`'s; `None` past the last slot.
+    pub(crate) fn get(&self, slot: usize) -> Option<&MemberCounters> {
+        self.0.get(slot)
+    }
+}
+
+/// The QPs of a device by id, for the translation of member completions.
+///
+/// # Invariants
+///
+/// `xa` is an initialised allocating XArray whose entries are the
+/// [`QpPath`]s of live QPs: a path is stored once it is initialised and
+/// erased before it is freed, by [`QpPath::end`].
+#[pin_data(PinnedDrop)]
+pub(crate) struct QpIds {
+    #[pin]
+    xa: Opaque<kernel::bindings::xarray>,
+    /// The next id to try: ids are handed out cyclically, so that a stale
+    /// completion finds no new QP for a long while.
+    next: Opaque<u32>,
+}
+
+// SAFETY: the XArray takes its own lock for changes and is read under RCU;
+// `next` is only written under the XArray's lock (`__xa_alloc_cyclic`).
+unsafe impl Send for QpIds {}
+// SAFETY: as above.
+unsafe impl Sync for QpIds {}
+
+impl QpIds {
+    /// An empty table.
+    pub(crate) fn new() -> impl PinInit<Self> {
+        pin_init!(Self {
+            // SAFETY: `p` is the XArray's, valid for writes.
+            xa <- Opaque::ffi_init(|p| unsafe { bindings::mrbond_rdma_xa_init(p, true) }),
+            next: Opaque::new(1),
+        })
+    }
+
+    /// The path of QP `id`, if it is live.
+    fn get(&self, id: u32) -> Option<&QpPath> {
+        let _guard = rcu::Guard::new();
+        // SAFETY: the XArray is initialised; `xa_load` takes no lock.
+        let entry = unsafe { kernel::bindings::xa_load(self.xa.get(), xa_index(id)) };
+        // SAFETY: by the type invariant a stored path is live until
+        // `QpPath::end`, which erases it first and then passes the poll
+        // locks of the QP's CQs: a caller holding one (the translation of
+        // a completion of the QP) keeps it live.
+        NonNull::new(entry.cast::<QpPath>()).map(|p| unsafe { p.as_ref() })
+    }
+}
+
+#[pinned_drop]
+impl PinnedDrop for QpIds {
+    fn drop(self: Pin<&mut Self>) {
+        // SAFETY: the XArray is initialised; its entries (none by now: a
+        // device outlives its QPs) are not owned by it.
+        unsafe { kernel::bindings::xa_destroy(self.xa.get()) };
+    }
+}
+
+/// A QP this module created on a member device, not owned: the QP verbs
+/// create and destroy it, taking it out of its [`QpPath`] first.
+///
+/// # Invariants
+///
+/// `0` is a live member QP, until the path it is in gives it up.
+struct MemberQp(NonNull<bindings::ib_qp>);
+
+// SAFETY: a QP may be posted to from any thread.
+unsafe impl Send for MemberQp {}
+
+impl MemberQp {
+    fn post_send(&self, wr: &bindings::mrbond_rdma_send) -> Result {
+        // SAFETY: by the type invariant the QP is live; `wr` is a member
+        // WR whose SGEs it points at, valid for the call.
+        to_result(unsafe {
+            bindings::mrbond_rdma_post_send(
+                self.0.as_ptr(),
+                // CAST: every variant of the union starts with its
+                // `ib_send_wr`.
+                core::ptr::from_ref(&wr.__bindgen_anon_1).cast(),
+            )
+        })
+    }
+
+    fn post_recv(&self, wr: &bindings::mrbond_rdma_recv) -> Result {
+        // SAFETY: as for `post_send`.
+        to_result(unsafe { bindings::mrbond_rdma_post_recv(self.0.as_ptr(), &wr.wr) })
+    }
+}
+
+/// One entry of a shadow ring: what the member WR stands for.
+#[derive(Clone, Copy, Default)]
+struct WrSlot {
+    /// The consumer's.
+    wr_id: u64,
+    /// The `ib_wc_opcode` of the WR's flush completion.
+    opcode: bindings::ib_wc_opcode,
+}
+
+/// The WRs of one queue, oldest (`tail`) to newest (`head - 1`).
+struct Ring {
+    /// A power of two entries, more than the queue's WRs.
+    slots: KVVec<WrSlot>,
+    head: u64,
+    tail: u64,
+}
+
+impl Ring {
+    fn new(wrs: u32) -> Result<Self> {
+        let size = usize::try_from(wrs)?
+            .checked_add(1)
+            .and_then(usize::checked_next_power_of_two)
+            .ok_or(EINVAL)?;
+        Ok(Self {
+            slots: KVVec::from_elem(WrSlot::default(), size, GFP_KERNEL)?,
+            head: 0,
+            tail: 0,
+        })
+    }
+
+    fn slot(&mut self, seq: u64) -> Option<&mut WrSlot> {
+        // The length is a power of two: the mask picks the entry.
+        let mask = self.slots.len().wrapping_sub(1);
+        self.slots.get_mut(usize::try_from(seq).ok()? & mask)
+    }
+
+    fn len(&self) -> u64 {
+        self.head.wrapping_sub(self.tail)
+    }
+
+    fn is_full(&self) -> bool {
+        usize::try_from(self.len()).map_or(true, |n| n >= self.slots.len())
+    }
+
+    /// Completes every WR with a flush into `cq`, oldest first: the WRs the
+    /// member QP held when it went away and the ones posted since.
+    fn flush(&mut self, qp: *mut bindings::ib_qp, cq: &Cq, counters: &MemberCounters) {
+        let mut wc = Wc::default();
+        wc.set_flush(qp);
+        let (mut n, mut pushed) = (0u64, 0u64);
+        while self.tail != self.head {
+            let tail = self.tail;
+            if let Some(slot) = self.slot(tail) {
+                wc.set_wr(slot.wr_id, slot.opcode);
+                if cq.push(&wc) {
+                    pushed += 1;
+                }
+            }
+            self.tail = tail.wrapping_add(1);
+            n += 1;
+        }
+        counters.retire(n);
+        counters.flushed.fetch_add(pushed, Ordering::Relaxed);
+    }
+}
+
+/// What lock "mrbond:qp" protects.
+struct Rings {
+    /// `None` once the member is detached.
+    member: Option<MemberQp>,
+    /// A detach took `member` and is destroying it: posts only queue in
+    /// the rings until the detach flushes them ([`QpPath::flush_detached`]).
+    detaching: bool,
+    sq: Ring,
+    rq: Ring,
+}
+
+/// The data path of one RC QP of a device.
+///
+/// # Invariants
+///
+/// `qp` is the device's QP this path belongs to and `scq`, `rcq` its CQs,
+/// [`Cq`]s of the device: all outlive the path (the QP verbs free it before
+/// the QP goes, and the core keeps a QP's CQs while it lives).
+#[pin_data]
+pub(crate) struct QpPath {
+    qp: NonNull<bindings::ib_qp>,
+    scq: NonNull<bindings::ib_cq>,
+    rcq: NonNull<bindings::ib_cq>,
+    /// The member slot, fixed at creation.
+    slot: usize,
+    /// In [`QpIds`] and in the member WR ids.
+    id: u32,
+    /// The `local_dma_lkey` of the member PD.
+    local_dma_lkey: u32,
+    /// Lock "mrbond:qp": the member QP and the shadow rings; held across
+    /// the member post, so that a post never races with the member QP's
+    /// destruction. Inside a CQ's "mrbond:cq-poll"; "mrbond:cq-swq"
+    /// nests inside it.
+    #[pin]
+    rings: SpinLockIrq<Rings>,
+}
+
+// SAFETY: the pointers are of objects the core shares between threads; the
+// rest is behind the lock or immutable.
+unsafe impl Send for QpPath {}
+// SAFETY: as above.
+unsafe impl Sync for QpPath {}
+
+/// How a [`QpPath`] is made: the QP verbs' description of a new RC QP.
+pub(crate) struct NewQpPath {
+    /// The device's QP, its send and receive CQs.
+    pub(crate) qp: *mut bindings::ib_qp,
+    pub(crate) scq: *mut bindings::ib_cq,
+    pub(crate) rcq: *mut bindings::ib_cq,
+    /// The member slot, its QP, its PD's local DMA lkey.
+    pub(crate) slot: usize,
+    pub(crate) member_qp: *mut bindings::ib_qp,
+    pub(crate) local_dma_lkey: u32,
+    /// The queues' sizes, as the member QP was made.
+    pub(crate) send_wrs: u32,
+    pub(crate) recv_wrs: u32,
+}
+
+impl QpPath {
+    /// Makes the path of a new QP and publishes it in `ids`. May sleep.
+    ///
+    /// # Safety
+    ///
+    /// `new` must describe a QP being created on a device whose CQs are
+    /// [`Cq`]s and whose completions are translated through `ids`: its
+    /// pointers live until [`QpPath::end`] is called on the result, and
+    /// the member QP is live until the path gives it up.
+    pub(crate) unsafe fn new(new: &NewQpPath, ids: &QpIds) -> Result<Pin<KBox<Self>>> {
+        if new.slot >= MAX_MEMBERS {
+            return Err(EINVAL);
+        }
+        let (qp, scq, rcq, member) = (
+            NonNull::new(new.qp).ok_or(EINVAL)?,
+            NonNull::new(new.scq).ok_or(EINVAL)?,
+            NonNull::new(new.rcq).ok_or(EINVAL)?,
+            NonNull::new(new.member_qp).ok_or(EINVAL)?,
+        );
+        let (sq, rq) = (Ring::new(new.send_wrs)?, Ring::new(new.recv_wrs)?);
+        // Reserved now, published once the path is complete.
+        let mut id = 0u32;
+        // SAFETY: the XArray is initialised; `id` and `next` are valid.
+        to_result(unsafe {
+            bindings::mrbond_rdma_xa_alloc_cyclic(
+                ids.xa.get(),
+                &mut id,
+                1,
+                wrid::QP_ID_MAX,
+                ids.next.get(),
+            )
+        })?;
+        let path = KBox::pin_init(
+            pin_init!(Self {
+                qp,
+                scq,
+                rcq,
+                slot: new.slot,
+                id,
+                local_dma_lkey: new.local_dma_lkey,
+                // INVARIANT: as the caller guarantees, the member QP is live.
+                rings <- new_spinlock_irq!(
+                    Rings { member: Some(MemberQp(member)), detaching: false, sq, rq },
+                    "mrbond:qp"
+                ),
+            }),
+            GFP_KERNEL,
+        );
+        let path = match path {
+            Ok(path) => path,
+            Err(e) => {
+                // SAFETY: the reserved id holds no entry yet.
+                unsafe { kernel::bindings::xa_erase(ids.xa.get(), xa_index(id)) };
+                return Err(e);
+            }
+        };
+        let entry = core::ptr::from_ref::<Self>(&path).cast_mut().cast();
+        // INVARIANT: the path is initialised; `end` erases it before the
+        // box is dropped. A reserved slot needs no allocation to store.
+        // SAFETY: the XArray is initialised.
+        unsafe { bindings::mrbond_rdma_xa_store(ids.xa.get(), id, entry) };
+        Ok(path)
+    }
+
+    fn cq(&self, recv: bool) -> &Cq {
+        let cq = if recv { self.rcq } else { self.scq };
+        // SAFETY: by the type invariant, a CQ of the device that outlives
+        // the path.
+        unsafe { Cq::from_raw(cq.as_ptr()) }
+    }
+
+    /// The member slot.
+    pub(crate) fn slot(&self) -> usize {
+        self.slot
+    }
+
+    /// The `local_dma_lkey` of the member PD.
+    pub(crate) fn local_dma_lkey(&self) -> u32 {
+        self.local_dma_lkey
+    }
+
+    /// The device of the QP.
+    pub(crate) fn device(&self) -> *const bindings::ib_device {
+        // SAFETY: by the type invariant the QP outlives the path; the core
+        // set its device before `create_qp` and never changes it.
+        unsafe { (*self.qp.as_ptr()).device }
+    }
+
+    /// The member QP while the member is attached. The caller orders its
+    /// use against [`QpPath::detach`] and [`QpPath::end`] (the QP verbs'
+    /// objects lock).
+    pub(crate) fn member_qp(&self) -> Option<NonNull<bindings::ib_qp>> {
+        self.rings.lock().member.as_ref().map(|m| m.0)
+    }
+
+    /// A post of a WR to a QP whose member QP is gone: the WR takes its
+    /// place in the ring. While a detach still destroys the member QP,
+    /// the detach flushes it with the WRs before it; after, it is flushed
+    /// now, with any WR still ahead of it, so that every WR completes
+    /// exactly once and in order whatever the interleaving. Whether the
+    /// CQ must be kicked.
+    fn post_without_member(
+        &self,
+        detaching: bool,
+        ring: &mut Ring,
+        recv: bool,
+        counters: &MemberCounters,
+    ) -> bool {
+        ring.head = ring.head.wrapping_add(1);
+        counters.outstanding.fetch_add(1, Ordering::Relaxed);
+        if detaching {
+            return false;
+        }
+        ring.flush(self.qp.as_ptr(), self.cq(recv), counters);
+        true
+    }
+
+    /// Posts the chain of send WRs at `wr`; on an error, `*bad` is the WR
+    /// that failed and none after it is posted. Any context.
+    ///
+    /// # Safety
+    ///
+    /// `wr` must be a consumer's chain of send WRs for this QP, valid for
+    /// the call (each inside the container its opcode implies), and `bad`
+    /// valid for writes.
+    pub(crate) unsafe fn post_send(
+        &self,
+        target: &Target<'_>,
+        counters: &MemberCounters,
+        mut wr: *const bindings::ib_send_wr,
+        bad: *mut *const bindings::ib_send_wr,
+    ) -> c_int {
+        let mut kick = false;
+        let mut ret = 0;
+        let mut rings = self.rings.lock();
+        while !wr.is_null() {
+            // SAFETY: as the caller guarantees.
+            let posted = unsafe { self.post_one_send(&mut rings, target, counters, wr, &mut kick) };
+            if let Err(e) = posted {
+                // SAFETY: as the caller guarantees, `bad` is writable.
+                unsafe { *bad = wr };
+                ret = e.to_errno();
+                break;
+            }
+            // SAFETY: as the caller guarantees, the chain is valid.
+            wr = unsafe { (*wr).next };
+        }
+        drop(rings);
+        if kick {
+            self.cq(false).kick_later();
+        }
+        ret
+    }
+
+    /// # Safety
+    ///
+    /// As [`QpPath::post_send`], for the one WR `wr`.
+    unsafe fn post_one_send(
+        &self,
+        rings: &mut Rings,
+        target: &Target<'_>,
+        counters: &MemberCounters,
+        wr: *const bindings::ib_send_wr,
+        kick: &mut bool,
+    ) -> Result {
+        // SAFETY: as the caller guarantees, `wr` is valid for the call.
+        let (wr_id, opcode, num_sge) = unsafe {
+            let one = &*wr;
+            // `wr_id` and `wr_cqe` are the same 64 initialised bits.
+            (
+                *one.__bindgen_anon_1.wr_id.as_ref(),
+                one.opcode,
+                one.num_sge,
+            )
+        };
+        let ring = &mut rings.sq;
+        if ring.is_full() {
+            return Err(ENOMEM);
+        }
+        if usize::try_from(num_sge).map_or(true, |n| n > MAX_SGE) {
+            return Err(EINVAL);
+        }
+        let head = ring.head;
+        if let Some(slot) = ring.slot(head) {
+            *slot = WrSlot {
+                wr_id,
+                opcode: flush_opcode(opcode),
+            };
+        }
+        let Some(member) = rings.member.as_ref() else {
+            *kick |= self.post_without_member(rings.detaching, &mut rings.sq, false, counters);
+            return Ok(());
+        };
+        let mut m = bindings::mrbond_rdma_send::default();
+        // SAFETY: as the caller guarantees, `wr` is a consumer's send WR
+        // for this QP, whose member QP is live.
+        unsafe { target.send(wr, &mut m) }.map_err(|r| refused(r, counters))?;
+        // SAFETY: every variant of the copy starts with its `ib_send_wr`.
+        unsafe {
+            *m.__bindgen_anon_1
+                .wr
+                .as_mut()
+                .__bindgen_anon_1
+                .wr_id
+                .as_mut() = wrid::encode(self.id, head, false)
+        };
+        member.post_send(&m)?;
+        rings.sq.head = head.wrapping_add(1);
+        counters.outstanding.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Posts the chain of receive WRs at `wr`, as [`QpPath::post_send`]
+    /// does sends.
+    ///
+    /// # Safety
+    ///
+    /// `wr` must be a consumer's chain of receive WRs for this QP, valid
+    /// for the call, and `bad` valid for writes.
+    pub(crate) unsafe fn post_recv(
+        &self,
+        target: &Target<'_>,
+        counters: &MemberCounters,
+        mut wr: *const bindings::ib_recv_wr,
+        bad: *mut *const bindings::ib_recv_wr,
+    ) -> c_int {
+        let mut kick = false;
+        let mut ret = 0;
+        let mut rings = self.rings.lock();
+        while !wr.is_null() {
+            // SAFETY: as the caller guarantees, `wr` is valid for the call.
+            let one = unsafe { &*wr };
+            if let Err(e) = self.post_one_recv(&mut rings, target, counters, one, &mut kick) {
+                // SAFETY: as the caller guarantees, `bad` is writable.
+                unsafe { *bad = wr };
+                ret = e.to_errno();
+                break;
+            }
+            wr = one.next;
+        }
+        drop(rings);
+        if kick {
+            self.cq(true).kick_later();
+        }
+        ret
+    }
+
+    fn post_one_recv(
+        &self,
+        rings: &mut Rings,
+        target: &Target<'_>,
+        counters: &MemberCounters,
+        wr: &bindings::ib_recv_wr,
+        kick: &mut bool,
+    ) -> Result {
+        let ring = &mut rings.rq;
+        if ring.is_full() {
+            return Err(ENOMEM);
+        }
+        if usize::try_from(wr.num_sge).map_or(true, |n| n > MAX_SGE) {
+            return Err(EINVAL);
+        }
+        let head = ring.head;
+        if let Some(slot) = ring.slot(head) {
+            *slot = WrSlot {
+                // SAFETY: `wr_id` and `wr_cqe` are the same 64 initialised
+                // bits.
+                wr_id: unsafe { *wr.__bindgen_anon_1.wr_id.as_ref() },
+                opcode: bindings::ib_wc_opcode_IB_WC_RECV,
+            };
+        }
+        let Some(member) = rings.member.as_ref() else {
+            *kick |= self.post_without_member(rings.detaching, &mut rings.rq, true, counters);
+            return Ok(());
+        };
+        let mut m = bindings::mrbond_rdma_recv::default();
+        // SAFETY: `wr` is a consumer's receive WR, valid for the call.
+        unsafe { target.recv(wr, &mut m) }.map_err(|r| refused(r, counters))?;
+        // SAFETY: writing either member of the union writes its 64 bits.
+        unsafe { *m.wr.__bindgen_anon_1.wr_id.as_mut() = wrid::encode(self.id, head, true) };
+        member.post_recv(&m)?;
+        rings.rq.head = head.wrapping_add(1);
+        counters.outstanding.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Makes member completion `wc` the device's: its QP, the consumer's
+    /// wr_id. A send completion also retires the unsignaled WRs before it
+    /// (a send queue completes in order). False for a completion of a WR
+    /// the device already flushed, which must not complete twice. Under
+    /// the poll lock of the CQ it came from.
+    fn translate(&self, counters: &MemberCounters, wc: &mut Wc) -> bool {
+        let wr_id = wc.wr_id();
+        let mut rings = self.rings.lock();
+        let ring = if wrid::qp_of(wr_id).1 {
+            &mut rings.rq
+        } else {
+            &mut rings.sq
+        };
+        let seq = wrid::seq_of(wr_id, ring.tail);
+        if seq.wrapping_sub(ring.tail) >= ring.len() {
+            return false;
+        }
+        let retired = seq.wrapping_sub(ring.tail).wrapping_add(1);
+        let Some(consumer_wr_id) = ring.slot(seq).map(|s| s.wr_id) else {
+            return false;
+        };
+        ring.tail = seq.wrapping_add(1);
+        drop(rings);
+        counters.retire(retired);
+        if wc.is_flush() {
+            counters.flushed.fetch_add(1, Ordering::Relaxed);
+        }
+        wc.set_qp(self.qp.as_ptr(), consumer_wr_id);
+        true
+    }
+
+    /// A detach takes the member QP to destroy it (posts meanwhile only
+    /// queue in the rings); `None` if it was gone already.
+    pub(crate) fn detach(&self) -> Option<NonNull<bindings::ib_qp>> {
+        let mut rings = self.rings.lock();
+        let member = rings.member.take();
+        rings.detaching = member.is_some();
+        member.map(|m| m.0)
+    }
+
+    /// The member QP is destroyed: every WR still in the rings, including
+    /// those posted while it was being destroyed, completes now with a
+    /// flush, in ring order, through the QP's CQs. The caller kicks the
+    /// CQs. Any context.
+    pub(crate) fn flush_detached(&self, counters: &MemberCounters) {
+        let mut rings = self.rings.lock();
+        let rings = &mut *rings;
+        rings.sq.flush(self.qp.as_ptr(), self.cq(false), counters);
+        rings.rq.flush(self.qp.as_ptr(), self.cq(true), counters);
+        rings.detaching = false;
+    }
+
+    /// The QP is being destroyed: the path leaves `ids`, no poll translates
+    /// a completion of it any more, nor returns one the device synthesised
+    /// for it; the WRs left are dropped (the consumer destroys without
+    /// waiting for them). Returns the member QP, if any, for the caller
+    /// to destroy. May sleep.
+    pub(crate) fn end(
+        this: Pin<KBox<Self>>,
+        ids: &QpIds,
+        counters: &MemberCounters,
+    ) -> Option<NonNull<bindings::ib_qp>> {
+        // SAFETY: the XArray is initialised; `xa_erase` takes its lock.
+        unsafe { kernel::bindings::xa_erase(ids.xa.get(), xa_index(this.id)) };
+        let qp = this.qp.as_ptr().cast_const();
+        this.cq(false).forget_qp(qp);
+        if this.rcq != this.scq {
+            this.cq(true).forget_qp(qp);
+        }
+        let mut rings = this.rings.lock();
+        let member = rings.member.take();
+        let left = rings.sq.len().wrapping_add(rings.rq.len());
+        rings.sq.tail = rings.sq.head;
+        rings.rq.tail = rings.rq.head;
+        drop(rings);
+        counters.retire(left);
+        member.map(|m| m.0)
+    }
+}
+
+/// Makes member completion `wc` the device's through the QP its id names
+/// ([`QpPath::translate`]); false for one to drop. Under the poll lock of
+/// the CQ it came from.
+pub(crate) fn translate_wc(ids: &QpIds, counters: &PathCounters, wc: &mut Wc) -> bool {
+    let Some(path) = ids.get(wrid::qp_of(wc.wr_id()).0) else {
+        return false;
+    };
+    counters
+        .get(path.slot)
+        .is_some_and(|c| path.translate(c, wc))
+}
+
+/// A WR of another member's MR is counted and fails the post as any bad
+/// key does.
+fn refused(r: Refused, counters: &MemberCounters) -> Error {
+    if r == Refused::WrongMember {
+        counters.wrong_key.fetch_add(1, Ordering::Relaxed);
+        return EINVAL;
+    }
+    r.into()
+}
+
+/// The completion opcode of a send WR's flush.
+fn flush_opcode(op: bindings::ib_wr_opcode) -> bindings::ib_wc_opcode {
+    match op {
+        bindings::ib_wr_opcode_IB_WR_RDMA_WRITE
+        | bindings::ib_wr_opcode_IB_WR_RDMA_WRITE_WITH_IMM => {
+            bindings::ib_wc_opcode_IB_WC_RDMA_WRITE
+        }
+        bindings::ib_wr_opcode_IB_WR_RDMA_READ => bindings::ib_wc_opcode_IB_WC_RDMA_READ,
+        bindings::ib_wr_opcode_IB_WR_ATOMIC_CMP_AND_SWP => bindings::ib_wc_opcode_IB_WC_COMP_SWAP,
+        bindings::ib_wr_opcode_IB_WR_ATOMIC_FETCH_AND_ADD => bindings::ib_wc_opcode_IB_WC_FETCH_ADD,
+        bindings::ib_wr_opcode_IB_WR_REG_MR => bindings::ib_wc_opcode_IB_WC_REG_MR,
+        bindings::ib_wr_opcode_IB_WR_LOCAL_INV => bindings::ib_wc_opcode_IB_WC_LOCAL_INV,
+        _ => bindings::ib_wc_opcode_IB_WC_SEND,
+    }
+}
