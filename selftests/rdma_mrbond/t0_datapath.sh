@@ -176,6 +176,20 @@ test_wrong_member_key() {
 	return $rc
 }
 
+# A post of a chain stops at its first bad WR, as on any device: -EINVAL,
+# *bad_wr that WR, the WRs before it posted and completed once, none after
+# it posted (kperf counts a completion of a WR it was told was not posted
+# as a duplicate). The bad WR has more SGEs than the bond takes.
+test_post_chain_stops_at_bad_wr() {
+	local out=$TB_TMP/chain rc=0
+	kperf "$out" dev=mrbond0 gid=$SERVICE mode=keycheck pd_per_pair=1 || rc=1
+	[[ $(field "$out" chain_ret) == -22 && $(field "$out" chain_bad) == 1 ]] ||
+		{ cat "$out"; echo "the chain's post did not stop at its second WR with -EINVAL"; rc=1; }
+	[[ $(field "$out" duplicates) == 0 ]] ||
+		{ echo "a WR completed twice, or one not posted completed"; rc=1; }
+	return $rc
+}
+
 # A PD with an unsafe global rkey cannot exist on a bond, whose QPs of one
 # PD live on several HCAs: ib_alloc_pd() fails with -EOPNOTSUPP and the log
 # names the ULP. The member grants one, or the test would prove nothing.
@@ -537,7 +551,7 @@ test_unload() {
 	modprobe -r mrbond_kperf && "$CTL" bond del mrbond0 && modprobe -r rdma_mrbond
 }
 
-ktap_header 25
+ktap_header 26
 if ! out=$(setup 2>&1); then
 	echo "$out" | sed 's/^/# /'
 	echo "Bail out! T0 data path setup failed"
@@ -550,6 +564,7 @@ run_test regress_destroy_qp_pending_cqes test_regress_destroy_qp_pending_cqes
 run_test bw_bond_vs_member test_bw_bond_vs_member
 run_test lat_bond_vs_member test_lat_bond_vs_member
 run_test wrong_member_key_refused test_wrong_member_key
+run_test post_chain_stops_at_bad_wr test_post_chain_stops_at_bad_wr
 run_test unsafe_global_rkey_refused test_global_rkey_refused
 run_test link_down_flushes_exactly_once test_link_down_flush
 run_test member_removal_flushes_exactly_once test_member_removal_flush

@@ -104,7 +104,10 @@
  * probe's completion, which the log names; "-" for a rejected probe),
  * keycheck_einval (how many of the three posts returned -EINVAL) and
  * keycheck_recv (probe SENDs that B_1 received). The probes' completions are
- * counted in posted and completed_*, but do not fail the run.
+ * counted in posted and completed_*, but do not fail the run. It also posts
+ * a chain of three WRITEs whose second has 17 SGEs: chain_ret (the post's
+ * return value) and chain_bad (the index of *bad_wr in the chain, -1 for
+ * none); the WRITEs posted must complete, and once.
  *
  * abandon=1 adds abandoned (A_0's WRs outstanding when it was destroyed)
  * and stale_completions (completions of A_0 polled after that); the run
@@ -179,6 +182,9 @@ enum kperf_op {
 };
 
 #define KPERF_NPROBES		3
+/* keycheck's chain: WRs, and the SGEs of its bad one (the vdev takes 16). */
+#define KPERF_CHAIN_LEN		3
+#define KPERF_CHAIN_SGES	17
 
 static const char * const kperf_op_names[] = {
 	"SEND", "RDMA_WRITE", "RECV", "REG_MR", "LOCAL_INV", "probe SEND", "probe REG_MR",
@@ -322,6 +328,8 @@ struct kperf_run {
 	enum ib_wc_status kc_wc[KPERF_NPROBES];
 	u64 kc_failed;		/* probe completions counted in flush or err */
 	u64 kc_recv;
+	int chain_ret;		/* keycheck: the post of the WRITE chain */
+	int chain_bad;		/* index of *bad_wr in it, -1 if none */
 	int rc;
 	char error[160];
 };
@@ -668,6 +676,62 @@ static int kperf_post_probe(struct kperf_ep *ep, enum kperf_op op, struct ib_mr 
 		ep->run->p.dev, ep->pair, kperf_side(ep), kperf_op_names[op], mr->lkey,
 		mr->rkey, ret);
 	return ret;
+}
+
+/*
+ * keycheck: a WRITE, a WRITE with more SGEs than the device takes, and a
+ * WRITE, posted as one chain. The post must stop at the second: -EINVAL,
+ * *bad_wr the second, the first posted (it completes), the third not (a
+ * completion of it would count as a duplicate: its slot is freed here).
+ */
+static void kperf_post_chain(struct kperf_ep *ep)
+{
+	struct kperf_run *r = ep->run;
+	const struct ib_send_wr *bad = NULL;
+	struct ib_sge sge[KPERF_CHAIN_SGES];
+	struct kperf_slot *s[KPERF_CHAIN_LEN];
+	struct ib_rdma_wr wr[KPERF_CHAIN_LEN] = {};
+	u32 i, posted;
+
+	for (i = 0; i < KPERF_CHAIN_SGES; i++) {
+		sge[i].addr = ep->wsrc_dma;
+		sge[i].length = 8;
+		sge[i].lkey = ep->pd->local_dma_lkey;
+	}
+	for (i = 0; i < KPERF_CHAIN_LEN; i++) {
+		s[i] = kperf_slot_get(&ep->sq);
+		if (!s[i]) {
+			kperf_fail(r, "pair %u%c: no free slot for the chain", ep->pair,
+				   kperf_side(ep));
+			while (i--)
+				kperf_slot_mark(s[i], KPERF_OP_WRITE, false);
+			return;
+		}
+		kperf_slot_mark(s[i], KPERF_OP_WRITE, true);
+		wr[i].wr.wr_cqe = &s[i]->cqe;
+		wr[i].wr.opcode = IB_WR_RDMA_WRITE;
+		wr[i].wr.send_flags = IB_SEND_SIGNALED;
+		wr[i].wr.sg_list = sge;
+		wr[i].wr.num_sge = i == 1 ? KPERF_CHAIN_SGES : 1;
+		wr[i].remote_addr = ep->peer->mr->iova;
+		wr[i].rkey = ep->peer->mr->rkey;
+		if (i)
+			wr[i - 1].wr.next = &wr[i].wr;
+	}
+	r->chain_ret = ib_post_send(ep->qp, &wr[0].wr, &bad);
+	r->chain_bad = -1;
+	posted = KPERF_CHAIN_LEN;
+	for (i = 0; i < KPERF_CHAIN_LEN; i++) {
+		if (bad == &wr[i].wr) {
+			r->chain_bad = i;
+			posted = r->chain_ret ? i : KPERF_CHAIN_LEN;
+		}
+	}
+	for (i = posted; i < KPERF_CHAIN_LEN; i++)
+		kperf_slot_mark(s[i], KPERF_OP_WRITE, false);
+	pr_info("%s: pair %u%c: chain of %u WRITEs, the second with %u SGEs: %d, bad_wr #%d\n",
+		r->p.dev, ep->pair, kperf_side(ep), KPERF_CHAIN_LEN, KPERF_CHAIN_SGES,
+		r->chain_ret, r->chain_bad);
 }
 
 static void kperf_post_ping(struct kperf_ep *ep)
@@ -1587,6 +1651,7 @@ static int kperf_keycheck(struct kperf_run *r)
 
 	for (i = 0; i < KPERF_NPROBES; i++)
 		r->kc_ret[i] = kperf_post_probe(a1, KPERF_OP_PROBE_SEND + i, mr);
+	kperf_post_chain(a1);
 	ret = kperf_wait(r, kperf_sq_idle, NULL, true);
 	r->t_end = ktime_get_ns();
 	return kperf_wait_fail(r, ret, "the keycheck probes");
@@ -1807,6 +1872,8 @@ static void kperf_report(struct kperf_run *r)
 		}
 		len += scnprintf(buf + len, max - len, "\nkeycheck_einval=%u\nkeycheck_recv=%llu\n",
 				 einval, r->kc_recv);
+		len += scnprintf(buf + len, max - len, "chain_ret=%d\nchain_bad=%d\n",
+				 r->chain_ret, r->chain_bad);
 	}
 	if (kperf_ok(r))
 		len += scnprintf(buf + len, max - len, "status=ok\n");
