@@ -15,7 +15,7 @@ use crate::{
     ffi::{self, Inject},
     ports,
     rdma::{
-        cq::{CqSet, CqWindow, Wc},
+        cq::{CqSet, CqWindow, Polling, Wc},
         device::{Device, DeviceAttr, DeviceOps, LinkLayer, PortAttr, RoceV2Port, StatDesc},
         mr::{MemberDevice, MrTable, MrWindow},
         pd::{MemberPd, NewPd, Pd, PdSet},
@@ -96,8 +96,8 @@ impl DeviceOps for VdevVerbs {
         }
     }
 
-    fn translate_wc(bond: &ArcBorrow<'_, Bond>, wc: &mut Wc) -> bool {
-        qp::translate_wc(&bond.qp_ids, &bond.counters, wc)
+    fn translate_wc(bond: &ArcBorrow<'_, Bond>, wc: &mut Wc, polling: &Polling<'_>) -> bool {
+        qp::translate_wc(&bond.qp_ids, &bond.counters, wc, polling)
     }
 
     fn mrs<'a>(bond: &'a ArcBorrow<'_, Bond>) -> &'a MrTable {

@@ -14,6 +14,7 @@
 
 use core::{
     ffi::c_void,
+    marker::PhantomData,
     mem::{align_of, offset_of, size_of, MaybeUninit},
     ptr::{addr_of_mut, NonNull},
     sync::atomic::{AtomicBool, Ordering},
@@ -117,6 +118,13 @@ impl Wc {
         self.0.opcode = opcode;
     }
 }
+
+/// Proof that the holder runs under the poll lock ("mrbond:cq-poll") of
+/// the CQ whose member completion it translates: only a poll of a [`Cq`]
+/// makes one. Whatever the translation looks up for a completion of a QP
+/// stays live under it, since destroying a QP passes that lock
+/// ([`Cq::forget_qp`]).
+pub(crate) struct Polling<'a>(PhantomData<&'a ()>);
 
 /// A CQ this module created on a member device, destroyed when dropped.
 ///
@@ -455,13 +463,15 @@ impl Cq {
 
     /// Polls at most `out.len()` completions into `out`, `translate`
     /// making each member completion the device's (false: drop it, a
-    /// completion of a WR already flushed); how many. Any context.
+    /// completion of a WR already flushed), under the poll lock; how many.
+    /// Any context.
     fn poll(
         &self,
         out: &mut [MaybeUninit<Wc>],
-        mut translate: impl FnMut(&mut Wc) -> bool,
+        mut translate: impl FnMut(&mut Wc, &Polling<'_>) -> bool,
     ) -> usize {
         let mut members = self.inner.members.lock();
+        let polling = Polling(PhantomData);
         let mut got = self.pop_swq(out);
         let start = members.next;
         for i in 0..MAX_MEMBERS {
@@ -478,7 +488,7 @@ impl Cq {
                 let Some(mut wc) = room.get(j).map(|wc| unsafe { wc.assume_init_read() }) else {
                     break;
                 };
-                if translate(&mut wc) {
+                if translate(&mut wc, &polling) {
                     if let Some(to) = room.get_mut(kept) {
                         to.write(wc);
                         kept += 1;
@@ -724,7 +734,7 @@ impl<T: DeviceOps> Adapter<T> {
         let Ok(data) = (unsafe { dev.driver_data::<T::Data>() }) else {
             return 0;
         };
-        let got = cq.poll(out, |wc| T::translate_wc(&data, wc));
+        let got = cq.poll(out, |wc, polling| T::translate_wc(&data, wc, polling));
         c_int::try_from(got).unwrap_or(num_entries)
     }
 

@@ -15,7 +15,7 @@ use kernel::{
 
 use super::{
     bindings,
-    cq::{CqSet, CqWindow, Wc},
+    cq::{CqSet, CqWindow, Polling, Wc},
     mr::{MemberDevice, MrTable, MrWindow},
     pd::{MemberPd, NewPd, Pd, PdSet},
 };
@@ -291,7 +291,11 @@ pub(crate) trait DeviceOps {
     /// consumer's `wr_id`, [`super::qp::translate_wc`]); false to drop it
     /// (a completion of a WR the device already flushed, or of a QP
     /// destroyed meanwhile). Any context, under the CQ's poll lock.
-    fn translate_wc(data: &<Self::Data as ForeignOwnable>::Borrowed<'_>, wc: &mut Wc) -> bool;
+    fn translate_wc(
+        data: &<Self::Data as ForeignOwnable>::Borrowed<'_>,
+        wc: &mut Wc,
+        polling: &Polling<'_>,
+    ) -> bool;
 
     /// The device's MRs, which the MR adapters keep (see [`super::mr`]).
     fn mrs<'a>(data: &'a <Self::Data as ForeignOwnable>::Borrowed<'_>) -> &'a MrTable;

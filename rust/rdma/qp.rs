@@ -21,7 +21,7 @@ use kernel::{error::to_result, ffi::c_int, prelude::*, types::Opaque};
 
 use super::{
     bindings,
-    cq::{Cq, Wc},
+    cq::{Cq, Polling, Wc},
     irq_lock::{new_spinlock_irq, SpinLockIrq},
     rcu,
     wr::{Refused, Target},
@@ -132,15 +132,17 @@ impl QpIds {
         })
     }
 
-    /// The path of QP `id`, if it is live.
-    fn get(&self, id: u32) -> Option<&QpPath> {
+    /// The path of QP `id`, if it is live, for the translation of one of
+    /// its completions.
+    fn get<'a>(&'a self, id: u32, _polling: &'a Polling<'_>) -> Option<&'a QpPath> {
         let _guard = rcu::Guard::new();
         // SAFETY: the XArray is initialised; `xa_load` takes no lock.
         let entry = unsafe { kernel::bindings::xa_load(self.xa.get(), xa_index(id)) };
         // SAFETY: by the type invariant a stored path is live until
         // `QpPath::end`, which erases it first and then passes the poll
-        // locks of the QP's CQs: a caller holding one (the translation of
-        // a completion of the QP) keeps it live.
+        // locks of the QP's CQs: the caller holds the poll lock of the CQ
+        // its completion came from (`_polling`), one of the QP's, and the
+        // reference does not outlive that proof.
         NonNull::new(entry.cast::<QpPath>()).map(|p| unsafe { p.as_ref() })
     }
 }
@@ -678,8 +680,13 @@ impl QpPath {
 /// Makes member completion `wc` the device's through the QP its id names
 /// ([`QpPath::translate`]); false for one to drop. Under the poll lock of
 /// the CQ it came from.
-pub(crate) fn translate_wc(ids: &QpIds, counters: &PathCounters, wc: &mut Wc) -> bool {
-    let Some(path) = ids.get(wrid::qp_of(wc.wr_id()).0) else {
+pub(crate) fn translate_wc(
+    ids: &QpIds,
+    counters: &PathCounters,
+    wc: &mut Wc,
+    polling: &Polling<'_>,
+) -> bool {
+    let Some(path) = ids.get(wrid::qp_of(wc.wr_id()).0, polling) else {
         return false;
     };
     counters
