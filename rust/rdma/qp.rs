@@ -231,6 +231,28 @@ impl Ring {
         usize::try_from(self.len()).map_or(true, |n| n >= self.slots.len())
     }
 
+    /// Takes the next place for a WR of `num_sge` SGEs, recording what its
+    /// flush would complete; its sequence. Nothing changes on an error.
+    fn reserve(&mut self, num_sge: c_int, entry: WrSlot) -> Result<u64> {
+        if self.is_full() {
+            return Err(ENOMEM);
+        }
+        if usize::try_from(num_sge).map_or(true, |n| n > MAX_SGE) {
+            return Err(EINVAL);
+        }
+        let head = self.head;
+        if let Some(slot) = self.slot(head) {
+            *slot = entry;
+        }
+        Ok(head)
+    }
+
+    /// The WR at the reserved place was posted (or queued for a flush).
+    fn commit(&mut self, counters: &MemberCounters) {
+        self.head = self.head.wrapping_add(1);
+        counters.outstanding.fetch_add(1, Ordering::Relaxed);
+    }
+
     /// Completes every WR with a flush into `cq`, oldest first: the WRs the
     /// member QP held when it went away and the ones posted since.
     fn flush(&mut self, qp: *mut bindings::ib_qp, cq: &Cq, counters: &MemberCounters) {
@@ -419,8 +441,7 @@ impl QpPath {
         recv: bool,
         counters: &MemberCounters,
     ) -> bool {
-        ring.head = ring.head.wrapping_add(1);
-        counters.outstanding.fetch_add(1, Ordering::Relaxed);
+        ring.commit(counters);
         if detaching {
             return false;
         }
@@ -486,20 +507,11 @@ impl QpPath {
                 one.num_sge,
             )
         };
-        let ring = &mut rings.sq;
-        if ring.is_full() {
-            return Err(ENOMEM);
-        }
-        if usize::try_from(num_sge).map_or(true, |n| n > MAX_SGE) {
-            return Err(EINVAL);
-        }
-        let head = ring.head;
-        if let Some(slot) = ring.slot(head) {
-            *slot = WrSlot {
-                wr_id,
-                opcode: flush_opcode(opcode),
-            };
-        }
+        let entry = WrSlot {
+            wr_id,
+            opcode: flush_opcode(opcode),
+        };
+        let head = rings.sq.reserve(num_sge, entry)?;
         let Some(member) = rings.member.as_ref() else {
             *kick |= self.post_without_member(rings.detaching, &mut rings.sq, false, counters);
             return Ok(());
@@ -518,8 +530,7 @@ impl QpPath {
                 .as_mut() = wrid::encode(self.id, head, false)
         };
         member.post_send(&m)?;
-        rings.sq.head = head.wrapping_add(1);
-        counters.outstanding.fetch_add(1, Ordering::Relaxed);
+        rings.sq.commit(counters);
         Ok(())
     }
 
@@ -566,22 +577,12 @@ impl QpPath {
         wr: &bindings::ib_recv_wr,
         kick: &mut bool,
     ) -> Result {
-        let ring = &mut rings.rq;
-        if ring.is_full() {
-            return Err(ENOMEM);
-        }
-        if usize::try_from(wr.num_sge).map_or(true, |n| n > MAX_SGE) {
-            return Err(EINVAL);
-        }
-        let head = ring.head;
-        if let Some(slot) = ring.slot(head) {
-            *slot = WrSlot {
-                // SAFETY: `wr_id` and `wr_cqe` are the same 64 initialised
-                // bits.
-                wr_id: unsafe { *wr.__bindgen_anon_1.wr_id.as_ref() },
-                opcode: bindings::ib_wc_opcode_IB_WC_RECV,
-            };
-        }
+        let entry = WrSlot {
+            // SAFETY: `wr_id` and `wr_cqe` are the same 64 initialised bits.
+            wr_id: unsafe { *wr.__bindgen_anon_1.wr_id.as_ref() },
+            opcode: bindings::ib_wc_opcode_IB_WC_RECV,
+        };
+        let head = rings.rq.reserve(wr.num_sge, entry)?;
         let Some(member) = rings.member.as_ref() else {
             *kick |= self.post_without_member(rings.detaching, &mut rings.rq, true, counters);
             return Ok(());
@@ -592,8 +593,7 @@ impl QpPath {
         // SAFETY: writing either member of the union writes its 64 bits.
         unsafe { *m.wr.__bindgen_anon_1.wr_id.as_mut() = wrid::encode(self.id, head, true) };
         member.post_recv(&m)?;
-        rings.rq.head = head.wrapping_add(1);
-        counters.outstanding.fetch_add(1, Ordering::Relaxed);
+        rings.rq.commit(counters);
         Ok(())
     }
 
