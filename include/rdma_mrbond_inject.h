@@ -33,6 +33,8 @@ enum mrbond_inject_point {
 	MRBOND_INJECT_CQ_DESTROY,
 	/* A CQ's callback work: running, its CQ not yet read. */
 	MRBOND_INJECT_CQ_KICK_WORK,
+	/* A QP's QP_FATAL work: running, its QP not yet read. */
+	MRBOND_INJECT_QP_FATAL_WORK,
 	MRBOND_INJECT_NR,
 };
 

@@ -110,5 +110,10 @@ void *mrbond_rdma_driver_data(struct ib_device *ibdev);
  */
 void mrbond_rdma_vdev_queue_cb(struct ib_device *ibdev,
 			       struct work_struct *work);
+/*
+ * RC QP qp lost its member while in state was: the GSI proxy ends the
+ * connection exchange in flight for it, if any. Under objs_lock.
+ */
+void mrbond_rdma_vdev_qp_abort_cm(struct ib_qp *qp, enum ib_qp_state was);
 
 #endif /* _RDMA_MRBOND_RDMA_HELPERS_H */

@@ -178,13 +178,22 @@ int mrbond_rs_qp_post_recv(void *bond, void *path, const struct ib_recv_wr *wr,
 			   const struct ib_recv_wr **bad_wr);
 /* The member QP, NULL once detached. Under objs_lock, which keeps it. */
 struct ib_qp *mrbond_rs_qp_member_qp(void *path);
+/* The QP's state (enum ib_qp_state): the consumer's, ERR once failed. */
+u32 mrbond_rs_qp_state(void *path);
+void mrbond_rs_qp_set_state(void *path, u32 state);
 /*
- * A detach takes the member QP to destroy it (NULL if it is gone); posts
- * only queue meanwhile, until flush_detached completes them all with a
- * flush, in order. Under objs_lock; the caller kicks the CQs.
+ * Member slot turned unusable: its QPs enter ERR (the member flushes
+ * their WRs) and are reported fatal; how many. Under objs_lock.
  */
-struct ib_qp *mrbond_rs_qp_detach(void *path);
-void mrbond_rs_qp_flush_detached(void *bond, void *path);
+u32 mrbond_rs_qps_fail(void *bond, u32 slot);
+/*
+ * Member slot is going away, its CQs unhooked: its QPs enter ERR, their
+ * member QPs are destroyed and every WR left completes with a flush, in
+ * order; how many member QPs. Under objs_lock. The caller kicks the CQs,
+ * then reports the QPs fatal (qps_fatal).
+ */
+u32 mrbond_rs_qps_detach(void *bond, u32 slot);
+void mrbond_rs_qps_fatal(void *bond, u32 slot);
 /*
  * The QP is being destroyed: its data path leaves the QP ids, no poll
  * returns a completion of it after this, and its WRs left are dropped.

@@ -6,7 +6,6 @@
 #ifndef _RDMA_MRBOND_VDEV_PRIV_H
 #define _RDMA_MRBOND_VDEV_PRIV_H
 
-#include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/workqueue.h>
 #include <rdma/ib_verbs.h>
@@ -70,7 +69,6 @@ struct mrbond_vdev {
 	/* The verbs proxy: see include/rdma_mrbond_verbs_priv.h. */
 	struct mutex objs_lock;
 	struct mrbond_member_slot member[MRBOND_MAX_MEMBERS];
-	struct list_head qps;		/* under objs_lock */
 
 	/* The QP1 of each port (GSI proxy), under gsi_lock (spinlock). */
 	spinlock_t gsi_lock;

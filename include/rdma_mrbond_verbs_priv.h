@@ -18,8 +18,9 @@
  *    are created and destroyed under it, and the object lists walked. Never
  *    held while calling a Rust function that takes a Rust lock, but for
  *    the MR table's ("mrbond:mrs"), the PDs' ("mrbond:pds", "mrbond:pd"),
- *    the CQs' ("mrbond:cqs") and the QP data paths' (below), which nest
- *    inside it and take nothing of ours.
+ *    the CQs' ("mrbond:cqs"), the QP set's ("mrbond:qps", whose walks
+ *    end connection exchanges through the GSI proxy) and the QP data
+ *    paths' (below), which nest inside it.
  *  - a vdev CQ's "mrbond:cq-poll" (Rust, spinlock, IRQs off): polling its
  *    member CQs, and replacing them. A poll translates a completion under
  *    it, taking the QP's "mrbond:qp".
@@ -28,7 +29,7 @@
  *    races with the member QP's destruction.
  *  - a vdev CQ's "mrbond:cq-swq" (Rust, spinlock, IRQs off): its software
  *    queue (synthesised flushes), pushed to under "mrbond:qp". Innermost.
- *  - mrbond_qp.lock (spinlock): the QP's state, QP1's receive buffers;
+ *  - mrbond_qp.lock (spinlock): QP1's receive buffers;
  *    nothing nests inside it but "mrbond:cq-swq".
  */
 #ifndef _RDMA_MRBOND_VERBS_PRIV_H
@@ -50,7 +51,7 @@ struct mrbond_gsi_rbuf {
 
 /*
  * The connection exchange that speaks for a QP, as the GSI proxy sent it:
- * what a REJ needs to end it on the vdev (mrbond_gsi_abort_cm()).
+ * what a REJ needs to end it on the vdev (mrbond_rdma_vdev_qp_abort_cm()).
  */
 struct mrbond_cm_exchange {
 	u32 local_id;		/* our communication ID; 0: none in flight */
@@ -65,7 +66,7 @@ struct mrbond_cm_exchange {
 
 struct mrbond_qp {
 	struct ib_qp ibqp;
-	spinlock_t lock;	/* state; QP1's receive buffers */
+	spinlock_t lock;	/* QP1's receive buffers */
 	int member;		/* slot, fixed at creation */
 	u32 vport;		/* vdev port of the last INIT/RTR, 0 before */
 	/*
@@ -74,10 +75,6 @@ struct mrbond_qp {
 	 */
 	void *path;
 	struct ib_cq *scq, *rcq;	/* Rust's vdev CQs (rust/rdma/cq.rs) */
-	bool failed;		/* QP_FATAL sent */
-	struct work_struct fatal_work;	/* QP_FATAL to the ULP, on cb_wq */
-	enum ib_qp_state state;
-	struct list_head node;	/* vdev qps, under objs_lock */
 	/*
 	 * Under objs_lock. A member that dies while the QP is not yet ready
 	 * to send (INIT: our REQ is out; RTR: our REP is) ends the exchange
@@ -87,7 +84,11 @@ struct mrbond_qp {
 	struct mrbond_cm_exchange cm;
 	bool cm_aborted;	/* under objs_lock: a REJ ended its exchange */
 
-	/* QP1 only (verbs/mrbond_verbs_gsi.c); member is -1, path NULL. */
+	/*
+	 * QP1 only (verbs/mrbond_verbs_gsi.c); member is -1, path NULL. An
+	 * RC QP's state is its path's.
+	 */
+	enum ib_qp_state state;	/* under objs_lock */
 	u32 gsi_port;
 	struct mrbond_gsi_rbuf *grq;	/* under lock */
 	u32 grq_mask;
@@ -118,7 +119,6 @@ int mrbond_post_send(struct ib_qp *qp, const struct ib_send_wr *wr,
 		     const struct ib_send_wr **bad_wr);
 int mrbond_post_recv(struct ib_qp *qp, const struct ib_recv_wr *wr,
 		     const struct ib_recv_wr **bad_wr);
-void mrbond_qp_fatal(struct mrbond_qp *qp);
 const struct ib_gid_attr *mrbond_member_av(struct mrbond_vdev *v, int member,
 					    const struct rdma_ah_attr *vav,
 					    struct rdma_ah_attr *mav);
@@ -134,8 +134,6 @@ void mrbond_gsi_member_attach(struct mrbond_vdev *v, u32 slot);
 void mrbond_gsi_member_take(struct mrbond_vdev *v, u32 slot,
 			    struct mrbond_gsi_member_res *res);
 void mrbond_gsi_member_release(struct mrbond_gsi_member_res *res);
-void mrbond_gsi_abort_cm(struct mrbond_vdev *v, struct mrbond_qp *qp,
-			 enum ib_qp_state was);
 
 
 #endif /* _RDMA_MRBOND_VERBS_PRIV_H */

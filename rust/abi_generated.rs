@@ -31,7 +31,8 @@ pub const MRBOND_INJECT_MEMBER_FAIL: mrbond_inject_point = 6;
 pub const MRBOND_INJECT_ALLOC_MR: mrbond_inject_point = 7;
 pub const MRBOND_INJECT_CQ_DESTROY: mrbond_inject_point = 8;
 pub const MRBOND_INJECT_CQ_KICK_WORK: mrbond_inject_point = 9;
-pub const MRBOND_INJECT_NR: mrbond_inject_point = 10;
+pub const MRBOND_INJECT_QP_FATAL_WORK: mrbond_inject_point = 10;
+pub const MRBOND_INJECT_NR: mrbond_inject_point = 11;
 pub type mrbond_inject_point = ffi::c_uint;
 #[repr(C)]
 #[derive(Debug)]

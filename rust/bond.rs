@@ -32,6 +32,7 @@ use crate::{
         mr::MrTable,
         pd::PdSet,
         qp::{PathCounters, QpIds},
+        qp_set::QpPaths,
     },
     text::Name,
     vdev_pd::VdevPd,
@@ -150,6 +151,11 @@ pub(crate) struct Bond {
     /// The data paths of the vdev's RC QPs by id (`crate::rdma::qp`).
     #[pin]
     pub(crate) qp_ids: QpIds,
+    /// The data paths of the vdev's RC QPs, for a member's failure and
+    /// detach to walk (`crate::rdma::qp_set`); lock "mrbond:qps", inside
+    /// the vdev's `objs_lock`.
+    #[pin]
+    pub(crate) qp_paths: QpPaths,
     /// The data path's counters of each member slot: QPs, outstanding,
     /// flushed and wrong-key WRs.
     pub(crate) counters: PathCounters,
@@ -255,6 +261,7 @@ impl Bond {
                 cqs <- CqSet::new(c_str!("mrbond:cqs"), static_lock_class!()),
                 qpns <- QpnTable::new(),
                 qp_ids <- QpIds::new(),
+                qp_paths <- QpPaths::new(c_str!("mrbond:qps"), static_lock_class!()),
                 counters: PathCounters::default(),
             }),
             GFP_KERNEL,

@@ -30,6 +30,7 @@ use crate::{
         device::OpsTable,
         pd::{MemberPd, Pd},
         qp::{MemberCounters, NewQpPath, QpPath},
+        qp_set,
         wr::Target,
     },
     registry::Registry,
@@ -512,7 +513,7 @@ pub(crate) unsafe extern "C" fn mrbond_rs_qp_path_new(
         };
         // SAFETY: as the caller guarantees; `path_free` ends the path
         // before the QP and its CQs go.
-        unsafe { QpPath::new(&new, &bond.qp_ids) }
+        unsafe { QpPath::new::<VdevVerbs>(&new, &bond.qp_ids, &bond.qp_paths) }
     });
     match made {
         // SAFETY: the path stays pinned until `path_free` takes it back
@@ -593,34 +594,81 @@ pub(crate) unsafe extern "C" fn mrbond_rs_qp_member_qp(path: *mut c_void) -> *mu
         .map_or(core::ptr::null_mut(), NonNull::as_ptr)
 }
 
-/// A detach takes the member QP, for the caller to destroy.
+/// The QP's state as its consumer last set it, ERR once its member failed
+/// or left.
 ///
 /// # Safety
 ///
-/// Called by a member's detach with a live data path, under `objs_lock`.
+/// Called by the QP verbs with a live data path.
 #[no_mangle]
-pub(crate) unsafe extern "C" fn mrbond_rs_qp_detach(path: *mut c_void) -> *mut ib_qp {
+pub(crate) unsafe extern "C" fn mrbond_rs_qp_state(path: *mut c_void) -> u32 {
     // SAFETY: as the caller guarantees.
-    let path = unsafe { qp_path(path) };
-    path.detach().map_or(core::ptr::null_mut(), NonNull::as_ptr)
+    unsafe { qp_path(path) }.state()
 }
 
-/// The detached member QP is destroyed: the QP's WRs left complete with a
-/// flush.
+/// The consumer moved the QP to `state`.
 ///
 /// # Safety
 ///
-/// Called by a member's detach with the bond of a live vdev and a live data
-/// path of it, under `objs_lock`.
+/// Called by the QP verbs with a live data path.
 #[no_mangle]
-pub(crate) unsafe extern "C" fn mrbond_rs_qp_flush_detached(
-    bond_ptr: *mut c_void,
-    path: *mut c_void,
-) {
+pub(crate) unsafe extern "C" fn mrbond_rs_qp_set_state(path: *mut c_void, state: u32) {
     // SAFETY: as the caller guarantees.
-    let (bond, path) = unsafe { (bond(bond_ptr), qp_path(path)) };
-    if let Some(counters) = bond.counters.get(path.slot()) {
-        path.flush_detached(counters);
+    unsafe { qp_path(path) }.set_state(state);
+}
+
+/// Member `slot` turned unusable: its QPs enter ERR and are reported fatal;
+/// how many.
+///
+/// # Safety
+///
+/// Called by the member's failure with the bond of a live vdev, holding its
+/// `objs_lock`, in process context.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn mrbond_rs_qps_fail(bond_ptr: *mut c_void, slot: u32) -> u32 {
+    // SAFETY: as the caller guarantees.
+    let bond = unsafe { bond(bond_ptr) };
+    match slot_of(slot) {
+        // SAFETY: the caller holds `objs_lock`.
+        Ok(slot) => unsafe { qp_set::fail_member(&bond.qp_paths, slot) },
+        Err(_) => 0,
+    }
+}
+
+/// Member `slot` is going away: its QPs enter ERR, their member QPs are
+/// destroyed and their WRs left flushed; how many member QPs.
+///
+/// # Safety
+///
+/// Called by the member's detach with the bond of a live vdev, holding its
+/// `objs_lock`, after the member's CQs are unhooked; process context.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn mrbond_rs_qps_detach(bond_ptr: *mut c_void, slot: u32) -> u32 {
+    // SAFETY: as the caller guarantees.
+    let bond = unsafe { bond(bond_ptr) };
+    let Some((slot, counters)) = slot_of(slot)
+        .ok()
+        .and_then(|s| Some((s, bond.counters.get(s)?)))
+    else {
+        return 0;
+    };
+    let window = || inject(Inject::DetachQp);
+    // SAFETY: the caller holds `objs_lock` and unhooked the member's CQs.
+    unsafe { qp_set::detach_member(&bond.qp_paths, counters, slot, window) }
+}
+
+/// The consumers of member `slot`'s QPs learn that they are dead.
+///
+/// # Safety
+///
+/// Called by the member's detach with the bond of a live vdev, after it
+/// kicked the CQs; process context.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn mrbond_rs_qps_fatal(bond_ptr: *mut c_void, slot: u32) {
+    // SAFETY: as the caller guarantees.
+    let bond = unsafe { bond(bond_ptr) };
+    if let Ok(slot) = slot_of(slot) {
+        qp_set::report_fatal(&bond.qp_paths, slot);
     }
 }
 
@@ -643,7 +691,8 @@ pub(crate) unsafe extern "C" fn mrbond_rs_qp_path_free(
     let Some(counters) = bond.counters.get(path.slot()) else {
         return core::ptr::null_mut();
     };
-    QpPath::end(path, &bond.qp_ids, counters).map_or(core::ptr::null_mut(), NonNull::as_ptr)
+    QpPath::end(path, &bond.qp_ids, &bond.qp_paths, counters)
+        .map_or(core::ptr::null_mut(), NonNull::as_ptr)
 }
 
 /// Counts a QP made (`delta` 1) or destroyed (-1) on member `slot`.

@@ -150,6 +150,11 @@ pub(crate) enum Inject {
     CqDestroy,
     /// A CQ's callback work: running, its CQ not yet read.
     CqKickWork,
+    /// A member's detach: a member QP taken from its path, not yet
+    /// destroyed.
+    DetachQp,
+    /// A QP's `IB_EVENT_QP_FATAL` work: running, its QP not yet read.
+    QpFatalWork,
 }
 
 impl Inject {
@@ -159,6 +164,8 @@ impl Inject {
             Self::AllocMr => abi::MRBOND_INJECT_ALLOC_MR,
             Self::CqDestroy => abi::MRBOND_INJECT_CQ_DESTROY,
             Self::CqKickWork => abi::MRBOND_INJECT_CQ_KICK_WORK,
+            Self::DetachQp => abi::MRBOND_INJECT_DETACH_QP,
+            Self::QpFatalWork => abi::MRBOND_INJECT_QP_FATAL_WORK,
         }
     }
 }

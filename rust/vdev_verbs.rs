@@ -19,7 +19,7 @@ use crate::{
         device::{Device, DeviceAttr, DeviceOps, LinkLayer, PortAttr, RoceV2Port, StatDesc},
         mr::{MemberDevice, MrTable, MrWindow},
         pd::{MemberPd, NewPd, Pd, PdSet},
-        qp,
+        qp::{self, QpWindow},
     },
     vdev_attrs,
     vdev_pd::{self, VdevPd},
@@ -93,6 +93,12 @@ impl DeviceOps for VdevVerbs {
         match window {
             CqWindow::Destroy => ffi::inject(Inject::CqDestroy),
             CqWindow::KickWork => ffi::inject(Inject::CqKickWork),
+        }
+    }
+
+    fn qp_window(window: QpWindow) {
+        match window {
+            QpWindow::FatalWork => ffi::inject(Inject::QpFatalWork),
         }
     }
 

@@ -30,6 +30,7 @@ static const char * const mrbond_inject_names[MRBOND_INJECT_NR] = {
 	[MRBOND_INJECT_ALLOC_MR] = "alloc_mr",
 	[MRBOND_INJECT_CQ_DESTROY] = "cq_destroy",
 	[MRBOND_INJECT_CQ_KICK_WORK] = "cq_kick_work",
+	[MRBOND_INJECT_QP_FATAL_WORK] = "qp_fatal_work",
 };
 
 struct mrbond_inject_state {

@@ -163,7 +163,6 @@ struct mrbond_vdev *mrbond_vdev_alloc(void *bond, u32 nports, u64 node_guid)
 	v->nports = nports;
 	mutex_init(&v->lock);
 	mutex_init(&v->objs_lock);
-	INIT_LIST_HEAD(&v->qps);
 	v->ibdev.local_dma_lkey = MRBOND_RDMA_LOCAL_DMA_LKEY;
 	for (i = 0; i < MRBOND_MAX_MEMBERS; i++) {
 		v->member[i].v = v;

@@ -514,9 +514,11 @@ static void mrbond_gsi_inject(struct mrbond_vdev *v, u32 member,
 /* The IBTA CM class version (drivers/infiniband/core/cm_msgs.h). */
 #define MRBOND_CM_CLASS_VERSION	2
 
-void mrbond_gsi_abort_cm(struct mrbond_vdev *v, struct mrbond_qp *qp,
-			 enum ib_qp_state was)
+/* Called by rust/rdma/qp_set.rs: see rdma_mrbond_rdma_helpers.h. */
+void mrbond_rdma_vdev_qp_abort_cm(struct ib_qp *ibqp, enum ib_qp_state was)
 {
+	struct mrbond_vdev *v = mrbond_vdev_of(ibqp->device);
+	struct mrbond_qp *qp = to_mrbond_qp(ibqp);
 	struct mrbond_cm_exchange *cm = &qp->cm;
 	struct cm_rej_msg *rej;
 	struct ib_mad_hdr *hdr;

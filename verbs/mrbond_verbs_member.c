@@ -4,7 +4,7 @@
  * member that turns unusable has its QPs moved to ERR (the member flushes
  * them) and reported fatal; a member that goes away loses its objects, and
  * the vdev completes every WR still outstanding on them with a flush from
- * the shadow rings. The vdev itself stays: nvme-rdma deletes, rather than
+ * the shadow rings (the QP walks are rust/rdma/qp_set.rs). The vdev itself stays: nvme-rdma deletes, rather than
  * reconnects, the controllers of a device that disappears.
  */
 
@@ -56,37 +56,15 @@ out_unlock:
 
 void mrbond_vdev_member_fail(struct mrbond_vdev *v, u32 slot)
 {
-	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
 	ktime_t start = ktime_get();
-	enum ib_qp_state was;
-	struct mrbond_qp *qp;
-	unsigned long flags;
-	struct ib_qp *mqp;
-	u32 n = 0;
+	u32 n;
 
 	if (slot >= MRBOND_MAX_MEMBERS)
 		return;
 	mrbond_inject(MRBOND_INJECT_MEMBER_FAIL);
 	mutex_lock(&v->objs_lock);
-	list_for_each_entry(qp, &v->qps, node) {
-		if (qp->member != slot || qp->failed)
-			continue;
-		mqp = mrbond_rs_qp_member_qp(qp->path);
-		if (!mqp)
-			continue;
-		/* The member flushes every outstanding WR as it enters ERR. */
-		if (ib_modify_qp(mqp, &attr, IB_QP_STATE))
-			pr_warn("%s: QP %u on %s did not enter ERR\n",
-				dev_name(&v->ibdev.dev), qp->ibqp.qp_num,
-				dev_name(&v->member[slot].dev->dev));
-		spin_lock_irqsave(&qp->lock, flags);
-		was = qp->state;
-		qp->state = IB_QPS_ERR;
-		spin_unlock_irqrestore(&qp->lock, flags);
-		mrbond_gsi_abort_cm(v, qp, was);
-		mrbond_qp_fatal(qp);
-		n++;
-	}
+	/* The member flushes every outstanding WR as its QPs enter ERR. */
+	n = mrbond_rs_qps_fail(v->bond, slot);
 	mutex_unlock(&v->objs_lock);
 	if (n)
 		pr_info("%s: member %s unusable: %u QPs moved to error in %lld us\n",
@@ -98,12 +76,8 @@ void mrbond_vdev_member_detach(struct mrbond_vdev *v, u32 slot)
 {
 	struct mrbond_gsi_member_res gsi = {};
 	ktime_t start = ktime_get();
-	enum ib_qp_state was;
-	struct mrbond_qp *qp;
-	unsigned long flags;
-	struct ib_qp *mqp;
 	u64 flushed;
-	u32 n = 0;
+	u32 n;
 
 	if (slot >= MRBOND_MAX_MEMBERS)
 		return;
@@ -114,24 +88,7 @@ void mrbond_vdev_member_detach(struct mrbond_vdev *v, u32 slot)
 	mrbond_gsi_member_take(v, slot, &gsi);
 	/* No poll may read a completion of a member QP destroyed below. */
 	mrbond_rs_cqs_unhook(v->bond, slot);
-	list_for_each_entry(qp, &v->qps, node) {
-		if (qp->member != slot)
-			continue;
-		/* Posts arriving now queue behind the member's WRs. */
-		mqp = mrbond_rs_qp_detach(qp->path);
-		spin_lock_irqsave(&qp->lock, flags);
-		was = qp->state;
-		qp->state = IB_QPS_ERR;
-		spin_unlock_irqrestore(&qp->lock, flags);
-		mrbond_gsi_abort_cm(v, qp, was);
-		if (!mqp)
-			continue;
-		mrbond_inject(MRBOND_INJECT_DETACH_QP);
-		ib_destroy_qp(mqp);
-		mrbond_rs_member_qps_add(v->bond, slot, -1);
-		mrbond_rs_qp_flush_detached(v->bond, qp->path);
-		n++;
-	}
+	n = mrbond_rs_qps_detach(v->bond, slot);
 	mrbond_rs_cqs_free_unhooked(v->bond);
 	mrbond_rs_mrs_detach(v->bond, slot);
 	mrbond_rs_pds_detach(v->bond, slot);
@@ -143,10 +100,7 @@ void mrbond_vdev_member_detach(struct mrbond_vdev *v, u32 slot)
 
 	/* Consumers learn of the flushes, then that the QPs are dead. */
 	mrbond_rs_cqs_kick_later(v->bond);
-	list_for_each_entry(qp, &v->qps, node) {
-		if (qp->member == slot)
-			mrbond_qp_fatal(qp);
-	}
+	mrbond_rs_qps_fatal(v->bond, slot);
 out_unlock:
 	mutex_unlock(&v->objs_lock);
 	mrbond_gsi_member_release(&gsi);

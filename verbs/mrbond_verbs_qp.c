@@ -36,34 +36,6 @@ static void mrbond_member_qp_event(struct ib_event *mev, void *ctx)
 		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
 }
 
-static void mrbond_qp_fatal_work(struct work_struct *work)
-{
-	struct mrbond_qp *qp = container_of(work, struct mrbond_qp, fatal_work);
-	struct ib_event ev = {
-		.device = qp->ibqp.device,
-		.element.qp = &qp->ibqp,
-		.event = IB_EVENT_QP_FATAL,
-	};
-
-	if (qp->ibqp.event_handler)
-		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
-}
-
-/*
- * Sends IB_EVENT_QP_FATAL once: the member QP is in error or gone. From
- * cb_wq, after the flushes queued before it are announced, with no bond
- * lock held. Under objs_lock (which orders it against destroy_qp).
- */
-void mrbond_qp_fatal(struct mrbond_qp *qp)
-{
-	struct mrbond_vdev *v = mrbond_vdev_of(qp->ibqp.device);
-
-	if (qp->failed)
-		return;
-	qp->failed = true;
-	queue_work(v->cb_wq, &qp->fatal_work);
-}
-
 /*
  * A member QP whose QPN is free on the vdev. Members hand out the same
  * QPN sequence, so after any imbalance a member's next QPNs may all be
@@ -107,22 +79,13 @@ static struct ib_qp *mrbond_member_qp_create(struct mrbond_vdev *v,
 static int mrbond_create_gsi_qp(struct mrbond_vdev *v, struct mrbond_qp *qp,
 				struct ib_qp_init_attr *init)
 {
-	int ret;
-
 	spin_lock_init(&qp->lock);
-	INIT_WORK(&qp->fatal_work, mrbond_qp_fatal_work);
 	qp->member = -1;
 	qp->scq = init->send_cq;
 	qp->rcq = init->recv_cq;
 	qp->state = IB_QPS_RESET;
 	qp->gsi_sq_size = init->cap.max_send_wr;
-	ret = mrbond_gsi_create(v, qp, init);
-	if (ret)
-		return ret;
-	mutex_lock(&v->objs_lock);
-	list_add_tail(&qp->node, &v->qps);
-	mutex_unlock(&v->objs_lock);
-	return 0;
+	return mrbond_gsi_create(v, qp, init);
 }
 
 int mrbond_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
@@ -157,12 +120,9 @@ int mrbond_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	if (member >= MRBOND_MAX_MEMBERS)
 		return -EINVAL;
 
-	spin_lock_init(&qp->lock);
-	INIT_WORK(&qp->fatal_work, mrbond_qp_fatal_work);
 	qp->member = member;
 	qp->scq = init->send_cq;
 	qp->rcq = init->recv_cq;
-	qp->state = IB_QPS_RESET;
 
 	mutex_lock(&v->objs_lock);
 	dev = v->member[member].dev;
@@ -209,7 +169,6 @@ int mrbond_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	ibqp->qp_num = mqp->qp_num;
 	mrbond_rs_pd_note_qp(ibqp->pd, member);
 	mrbond_rs_member_qps_add(v->bond, member, 1);
-	list_add_tail(&qp->node, &v->qps);
 	mutex_unlock(&v->objs_lock);
 	return 0;
 
@@ -356,7 +315,6 @@ int mrbond_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	struct mrbond_qp *qp = to_mrbond_qp(ibqp);
 	const struct ib_gid_attr *mgid = NULL;
 	struct ib_qp_attr *mattr;
-	unsigned long flags;
 	struct ib_qp *mqp;
 	int ret;
 
@@ -380,7 +338,7 @@ int mrbond_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 		if ((attr_mask & IB_QP_STATE) &&
 		    (attr->qp_state == IB_QPS_ERR ||
 		     attr->qp_state == IB_QPS_RESET)) {
-			qp->state = attr->qp_state;
+			mrbond_rs_qp_set_state(qp->path, attr->qp_state);
 			ret = 0;
 		}
 		goto out_unlock;
@@ -415,11 +373,8 @@ int mrbond_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 		}
 	}
 	ret = ib_modify_qp(mqp, mattr, attr_mask);
-	if (!ret && (attr_mask & IB_QP_STATE)) {
-		spin_lock_irqsave(&qp->lock, flags);
-		qp->state = attr->qp_state;
-		spin_unlock_irqrestore(&qp->lock, flags);
-	}
+	if (!ret && (attr_mask & IB_QP_STATE))
+		mrbond_rs_qp_set_state(qp->path, attr->qp_state);
 out_free:
 	if (mgid)
 		rdma_put_gid_attr(mgid);
@@ -444,8 +399,9 @@ int mrbond_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int attr_mask,
 	} else {
 		memset(attr, 0, sizeof(*attr));
 		memset(init, 0, sizeof(*init));
-		attr->qp_state = qp->state;
-		attr->cur_qp_state = qp->state;
+		attr->qp_state = qp->path ? mrbond_rs_qp_state(qp->path) :
+			qp->state;
+		attr->cur_qp_state = attr->qp_state;
 	}
 	mutex_unlock(&v->objs_lock);
 	if (ret)
@@ -470,9 +426,6 @@ int mrbond_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	struct ib_qp *mqp;
 
 	mutex_lock(&v->objs_lock);
-	list_del(&qp->node);
-	/* Taken off the list: no detach queues it again. */
-	cancel_work_sync(&qp->fatal_work);
 	if (qp->gsi_port) {
 		mrbond_gsi_destroy(v, qp);
 		mutex_unlock(&v->objs_lock);

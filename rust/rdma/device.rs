@@ -18,6 +18,7 @@ use super::{
     cq::{CqSet, CqWindow, Polling, Wc},
     mr::{MemberDevice, MrTable, MrWindow},
     pd::{MemberPd, NewPd, Pd, PdSet},
+    qp::QpWindow,
 };
 use crate::policy::{
     caps::{DeviceCaps, Limit},
@@ -286,6 +287,10 @@ pub(crate) trait DeviceOps {
     /// Runs inside a race window of the CQ verbs, for fault injection in
     /// test builds; may sleep.
     fn cq_window(_window: CqWindow) {}
+
+    /// Runs inside a race window of the QPs (see [`QpWindow`]), for fault
+    /// injection in test builds; may sleep.
+    fn qp_window(_window: QpWindow) {}
 
     /// `poll_cq`: makes a member's completion the device's (its QP, the
     /// consumer's `wr_id`, [`super::qp::translate_wc`]); false to drop it

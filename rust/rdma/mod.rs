@@ -15,6 +15,7 @@ pub(crate) mod irq_lock;
 pub(crate) mod mr;
 pub(crate) mod pd;
 pub(crate) mod qp;
+pub(crate) mod qp_set;
 pub(crate) mod rcu;
 pub(crate) mod set;
 pub(crate) mod wr;

@@ -13,8 +13,9 @@
 //! ([`crate::policy::wrid`]).
 
 use core::{
+    mem::offset_of,
     ptr::NonNull,
-    sync::atomic::{AtomicI64, AtomicU64, Ordering},
+    sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering},
 };
 
 use kernel::{error::to_result, ffi::c_int, prelude::*, types::Opaque};
@@ -22,7 +23,9 @@ use kernel::{error::to_result, ffi::c_int, prelude::*, types::Opaque};
 use super::{
     bindings,
     cq::{Cq, Polling, Wc},
+    device::DeviceOps,
     irq_lock::{new_spinlock_irq, SpinLockIrq},
+    qp_set::QpPaths,
     rcu,
     wr::{Refused, Target},
 };
@@ -282,6 +285,9 @@ struct Rings {
     /// A detach took `member` and is destroying it: posts only queue in
     /// the rings until the detach flushes them ([`QpPath::flush_detached`]).
     detaching: bool,
+    /// The QP's state as the consumer last set it, or ERR once its member
+    /// failed or left (`enum ib_qp_state`).
+    state: bindings::ib_qp_state,
     sq: Ring,
     rq: Ring,
 }
@@ -310,6 +316,12 @@ pub(crate) struct QpPath {
     /// nests inside it.
     #[pin]
     rings: SpinLockIrq<Rings>,
+    /// `IB_EVENT_QP_FATAL` is queued or sent: the consumer gets it once.
+    failed: AtomicBool,
+    /// Sends `IB_EVENT_QP_FATAL` from the device's callback workqueue,
+    /// after the flushes queued before it are announced.
+    #[pin]
+    fatal_work: Opaque<kernel::bindings::work_struct>,
 }
 
 // SAFETY: the pointers are of objects the core shares between threads; the
@@ -334,7 +346,8 @@ pub(crate) struct NewQpPath {
 }
 
 impl QpPath {
-    /// Makes the path of a new QP and publishes it in `ids`. May sleep.
+    /// Makes the path of a new QP, joins it to `paths` and publishes it in
+    /// `ids`. May sleep.
     ///
     /// # Safety
     ///
@@ -342,7 +355,11 @@ impl QpPath {
     /// [`Cq`]s and whose completions are translated through `ids`: its
     /// pointers live until [`QpPath::end`] is called on the result, and
     /// the member QP is live until the path gives it up.
-    pub(crate) unsafe fn new(new: &NewQpPath, ids: &QpIds) -> Result<Pin<KBox<Self>>> {
+    pub(crate) unsafe fn new<T: DeviceOps>(
+        new: &NewQpPath,
+        ids: &QpIds,
+        paths: &QpPaths,
+    ) -> Result<Pin<KBox<Self>>> {
         if new.slot >= MAX_MEMBERS {
             return Err(EINVAL);
         }
@@ -375,13 +392,24 @@ impl QpPath {
                 local_dma_lkey: new.local_dma_lkey,
                 // INVARIANT: as the caller guarantees, the member QP is live.
                 rings <- new_spinlock_irq!(
-                    Rings { member: Some(MemberQp(member)), detaching: false, sq, rq },
+                    Rings {
+                        member: Some(MemberQp(member)),
+                        detaching: false,
+                        state: bindings::ib_qp_state_IB_QPS_RESET,
+                        sq,
+                        rq,
+                    },
                     "mrbond:qp"
                 ),
+                failed: AtomicBool::new(false),
+                // SAFETY: `slot` is the work's, valid for writes.
+                fatal_work <- Opaque::ffi_init(|slot| unsafe {
+                    bindings::mrbond_rdma_init_work(slot, Some(fatal_work::<T>))
+                }),
             }),
             GFP_KERNEL,
         );
-        let path = match path {
+        let path = match path.and_then(|path| paths.insert(&path).map(|()| path)) {
             Ok(path) => path,
             Err(e) => {
                 // SAFETY: the reserved id holds no entry yet.
@@ -628,9 +656,87 @@ impl QpPath {
         true
     }
 
+    /// The QP's state, as the consumer last set it or ERR once its member
+    /// failed or left.
+    pub(crate) fn state(&self) -> bindings::ib_qp_state {
+        self.rings.lock().state
+    }
+
+    /// The consumer moved the QP to `state`.
+    pub(crate) fn set_state(&self, state: bindings::ib_qp_state) {
+        self.rings.lock().state = state;
+    }
+
+    /// The member failed or left: the QP is in ERR; the state it was in.
+    pub(super) fn enter_error(&self) -> bindings::ib_qp_state {
+        core::mem::replace(
+            &mut self.rings.lock().state,
+            bindings::ib_qp_state_IB_QPS_ERR,
+        )
+    }
+
+    /// Whether `IB_EVENT_QP_FATAL` was queued already.
+    pub(super) fn failed(&self) -> bool {
+        self.failed.load(Ordering::Acquire)
+    }
+
+    /// Queues `IB_EVENT_QP_FATAL` for the consumer, once per QP, on the
+    /// device's callback workqueue: behind the completions' callbacks
+    /// queued before it, with no lock of the device held. Any context.
+    pub(super) fn report_fatal(&self) {
+        if self.failed.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        // SAFETY: by the type invariant the QP, and so its device, outlive
+        // the path; the work is initialised, and `end` cancels it before
+        // the path goes.
+        unsafe {
+            bindings::mrbond_rdma_vdev_queue_cb((*self.qp.as_ptr()).device, self.fatal_work.get())
+        };
+    }
+
+    /// Passes `IB_EVENT_QP_FATAL` to the consumer.
+    fn raise_fatal(&self) {
+        let ibqp = self.qp.as_ptr();
+        let mut ev = bindings::ib_event::default();
+        // SAFETY: by the type invariant the QP outlives the path; the core
+        // set its device, handler and context before `create_qp` and never
+        // changes them.
+        let (device, handler, ctx) =
+            unsafe { ((*ibqp).device, (*ibqp).event_handler, (*ibqp).qp_context) };
+        ev.device = device;
+        // SAFETY: writes the union's QP member, the one a QP event names.
+        unsafe { *ev.element.qp.as_mut() = ibqp };
+        ev.event = bindings::ib_event_type_IB_EVENT_QP_FATAL;
+        if let Some(handler) = handler {
+            // SAFETY: the core's handler of the QP, with an event of it.
+            unsafe { handler(&mut ev, ctx) };
+        }
+    }
+
+    /// The QP's number, for messages.
+    pub(super) fn qp_num(&self) -> u32 {
+        // SAFETY: by the type invariant the QP outlives the path; its
+        // number is set at creation and never changes.
+        unsafe { (*self.qp.as_ptr()).qp_num }
+    }
+
+    /// The member left while the QP was in `was`: the device ends the
+    /// connection exchange that was in flight for it, if any. May sleep.
+    ///
+    /// # Safety
+    ///
+    /// The caller must hold the device's objects lock, under which the
+    /// device keeps its QPs' exchange records.
+    pub(super) unsafe fn abort_cm(&self, was: bindings::ib_qp_state) {
+        // SAFETY: by the type invariant the QP is live; the caller holds
+        // the objects lock.
+        unsafe { bindings::mrbond_rdma_vdev_qp_abort_cm(self.qp.as_ptr(), was) };
+    }
+
     /// A detach takes the member QP to destroy it (posts meanwhile only
     /// queue in the rings); `None` if it was gone already.
-    pub(crate) fn detach(&self) -> Option<NonNull<bindings::ib_qp>> {
+    pub(super) fn detach(&self) -> Option<NonNull<bindings::ib_qp>> {
         let mut rings = self.rings.lock();
         let member = rings.member.take();
         rings.detaching = member.is_some();
@@ -641,7 +747,7 @@ impl QpPath {
     /// those posted while it was being destroyed, completes now with a
     /// flush, in ring order, through the QP's CQs. The caller kicks the
     /// CQs. Any context.
-    pub(crate) fn flush_detached(&self, counters: &MemberCounters) {
+    pub(super) fn flush_detached(&self, counters: &MemberCounters) {
         let mut rings = self.rings.lock();
         let rings = &mut *rings;
         rings.sq.flush(self.qp.as_ptr(), self.cq(false), counters);
@@ -657,8 +763,14 @@ impl QpPath {
     pub(crate) fn end(
         this: Pin<KBox<Self>>,
         ids: &QpIds,
+        paths: &QpPaths,
         counters: &MemberCounters,
     ) -> Option<NonNull<bindings::ib_qp>> {
+        // Out of the set first: a member's failure, which queues the fatal
+        // work of every path in the set, queues none here any more.
+        paths.remove_then(&*this, || ());
+        // SAFETY: initialised by `new`.
+        unsafe { kernel::bindings::cancel_work_sync(this.fatal_work.get()) };
         // SAFETY: the XArray is initialised; `xa_erase` takes its lock.
         unsafe { kernel::bindings::xa_erase(ids.xa.get(), xa_index(this.id)) };
         let qp = this.qp.as_ptr().cast_const();
@@ -675,6 +787,29 @@ impl QpPath {
         counters.retire(left);
         member.map(|m| m.0)
     }
+}
+
+/// Where the fatal work lies in a [`QpPath`].
+const FATAL_WORK: usize = offset_of!(QpPath, fatal_work);
+
+/// The race windows of the QPs ([`DeviceOps::qp_window`]).
+pub(crate) enum QpWindow {
+    /// A QP's `IB_EVENT_QP_FATAL` work, before it reads its QP. Process
+    /// context.
+    FatalWork,
+}
+
+/// # Safety
+///
+/// Called by the workqueue with the fatal work of a live [`QpPath`] of a
+/// device whose table is `T`'s (`QpPath::end` cancels it before the path
+/// goes).
+unsafe extern "C" fn fatal_work<T: DeviceOps>(work: *mut kernel::bindings::work_struct) {
+    T::qp_window(QpWindow::FatalWork);
+    // SAFETY: as the caller guarantees, `work` lies `FATAL_WORK` bytes into
+    // a live `QpPath`.
+    let path = unsafe { &*work.byte_sub(FATAL_WORK).cast::<QpPath>() };
+    path.raise_fatal();
 }
 
 /// Makes member completion `wc` the device's through the QP its id names

@@ -41,6 +41,7 @@ setup() {
 }
 
 member_state() { cat "$SYS/mrbond0/mrbond/members/$1/state"; }
+member_qps() { cat "$SYS/mrbond0/mrbond/members/$1/qps"; }
 port_counter() { cat "$SYS/mrbond0/ports/$1/hw_counters/$2"; }
 dev_counter() { cat "$SYS/mrbond0/hw_counters/$1"; }
 
@@ -428,6 +429,35 @@ test_regress_destroy_cq_vs_detach() {
 	return $rc
 }
 
+# A member's failure reports QP_FATAL from the vdev's callback workqueue
+# (a fatal work per QP, queued in order). destroy_qp must take the QP out
+# of the set a failure walks, then cancel its work, before the QP is
+# freed; left queued, the work reads the freed QP. kperf holds a QP of its
+# own beside its pair while both members fail; the first fatal work (a
+# pair QP's) waits at qp_fatal_work with the probe QP's queued behind it,
+# and the probe QP is destroyed meanwhile: an event after the destroy
+# returned is late.
+test_regress_destroy_qp_vs_fatal() {
+	local pid rc=0 h out=$TB_TMP/fatalqp
+	h=$(inject_hits qp_fatal_work)
+	inject_arm qp_fatal_work 6000 || return 1
+	kperf "$out" dev=mrbond0 gid=$SERVICE mode=bw qps=1 pd_per_pair=1 fatal_qp_ms=4000 &
+	pid=$!
+	# The pair's two QPs and the probe QP.
+	wait_for 20 eval '(($(member_qps rxe0) + $(member_qps rxe1) == 3))' ||
+		{ echo "the probe QP never came"; rc=1; }
+	ip link set m0 down && ip link set m1 down || rc=1
+	wait "$pid"
+	inject_arm qp_fatal_work 0
+	ip link set m0 up && ip link set m1 up || rc=1
+	grep -E '^ev_' "$out"
+	(($(inject_hits qp_fatal_work) > h)) || { echo "no fatal work waited: nothing proven"; rc=1; }
+	[[ $(field "$out" ev_late) == 0 ]] || { echo "a QP event came after its destroy returned"; rc=1; }
+	wait_for 20 eval '[[ $(member_state rxe0) == usable && $(member_state rxe1) == usable ]]' ||
+		{ echo "members not usable again"; rc=1; }
+	return $rc
+}
+
 test_after_failover_traffic() {
 	# Both members again: traffic must flow on the re-attached member too.
 	kperf "$TB_TMP/again" dev=mrbond0 gid=$SERVICE mode=bw qps=2 iters=100 \
@@ -551,7 +581,7 @@ test_unload() {
 	modprobe -r mrbond_kperf && "$CTL" bond del mrbond0 && modprobe -r rdma_mrbond
 }
 
-ktap_header 26
+ktap_header 27
 if ! out=$(setup 2>&1); then
 	echo "$out" | sed 's/^/# /'
 	echo "Bail out! T0 data path setup failed"
@@ -574,6 +604,7 @@ run_test regress_map_mr_sg_vs_detach test_regress_map_mr_sg_vs_detach
 run_test regress_alloc_mr_vs_detach test_regress_alloc_mr_vs_detach
 run_test regress_callbacks_unlocked test_regress_callbacks_unlocked
 run_test regress_destroy_cq_vs_detach test_regress_destroy_cq_vs_detach
+run_test regress_destroy_qp_vs_fatal test_regress_destroy_qp_vs_fatal
 run_test traffic_after_failover test_after_failover_traffic
 run_test nvme_connect_over_bond test_nvme_connect
 run_test nvme_fio_verify test_nvme_fio

@@ -55,6 +55,10 @@
  *                     held N ms and destroyed, while the caller removes a
  *                     member; then 10 s for a callback after the destroy;
  *                     result keys cb_calls, cb_late [0]
+ *   fatal_qp_ms=N     bw: instead of the WRITEs, an RC QP of its own, held
+ *                     N ms (while the caller fails its member) and
+ *                     destroyed; then 10 s for a QP event after the
+ *                     destroy; result keys ev_fatal, ev_late [0]
  *   abandon=0|1       bw: first, A_0 posts depth RDMA WRITEs, left to
  *                     complete unpolled, and is destroyed without a drain
  *                     (as a ULP tearing down after an error may do); pair 0
@@ -208,6 +212,7 @@ struct kperf_params {
 	u32 remap_ms;
 	u32 cb_probe_ms;
 	u32 armed_cq_ms;
+	u32 fatal_qp_ms;
 	u32 global_rkey;
 };
 
@@ -318,6 +323,9 @@ struct kperf_run {
 	struct task_struct *cb_poster;	/* set around the probe post */
 	bool cq_destroyed;	/* armed_cq_ms: ib_destroy_cq() returned */
 	atomic_t cb_late;	/* ... and a callback of the CQ came after */
+	bool qp_destroyed;	/* fatal_qp_ms: ib_destroy_qp() returned */
+	atomic_t ev_fatal;	/* IB_EVENT_QP_FATAL of its QP */
+	atomic_t ev_late;	/* events of the QP after its destroy */
 	u64 maps;		/* remap_ms: ib_map_mr_sg() calls */
 	u64 map_errors;		/* remap_ms: calls that did not map 1 entry */
 	u64 abandoned;		/* WRs of A_0 outstanding when destroyed */
@@ -1486,35 +1494,50 @@ static void kperf_probe_comp(struct ib_cq *cq, void *ctx)
 }
 
 /*
+ * The probe modes' own CQ (in *cq) and RC QP on PD 0, with room for four
+ * WRs of one SGE each.
+ */
+static struct ib_qp *kperf_probe_qp(struct kperf_run *r, ib_comp_handler comp,
+				    void (*event)(struct ib_event *, void *),
+				    struct ib_cq **cq)
+{
+	struct ib_cq_init_attr ca = { .cqe = 16 };
+	struct ib_qp_init_attr qa = {
+		.event_handler = event,
+		.qp_context = r,
+		.qp_type = IB_QPT_RC,
+		.sq_sig_type = IB_SIGNAL_ALL_WR,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ib_qp *qp;
+
+	*cq = ib_create_cq(r->dev, comp, NULL, r, &ca);
+	if (IS_ERR(*cq))
+		return ERR_CAST(*cq);
+	qa.send_cq = *cq;
+	qa.recv_cq = *cq;
+	qp = ib_create_qp(r->pds[0], &qa);
+	if (IS_ERR(qp))
+		ib_destroy_cq(*cq);
+	return qp;
+}
+
+/*
  * cb_probe_ms: where a completion callback comes from when a post to a QP
  * whose member is gone completes at once. The probe QP never leaves RESET:
  * with its member gone, the device completes the post itself.
  */
 static int kperf_cb_probe(struct kperf_run *r)
 {
-	struct ib_cq_init_attr ca = { .cqe = 16 };
-	struct ib_qp_init_attr qa = {
-		.qp_type = IB_QPT_RC,
-		.sq_sig_type = IB_SIGNAL_ALL_WR,
-		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
-			 .max_send_sge = 1, .max_recv_sge = 1 },
-	};
 	struct ib_send_wr wr = { .opcode = IB_WR_SEND, .send_flags = IB_SEND_SIGNALED };
 	struct ib_wc wc;
 	struct ib_qp *qp;
 	struct ib_cq *cq;
-	int ret = 0;
 
-	cq = ib_create_cq(r->dev, kperf_probe_comp, NULL, r, &ca);
-	if (IS_ERR(cq))
-		return PTR_ERR(cq);
-	qa.send_cq = cq;
-	qa.recv_cq = cq;
-	qp = ib_create_qp(r->pds[0], &qa);
-	if (IS_ERR(qp)) {
-		ret = PTR_ERR(qp);
-		goto out_cq;
-	}
+	qp = kperf_probe_qp(r, kperf_probe_comp, NULL, &cq);
+	if (IS_ERR(qp))
+		return PTR_ERR(qp);
 	msleep(r->p.cb_probe_ms);
 	/* Armed now: the member's removal may have taken an earlier arm. */
 	while (ib_poll_cq(cq, 1, &wc) > 0)
@@ -1529,10 +1552,9 @@ static int kperf_cb_probe(struct kperf_run *r)
 	while (ib_poll_cq(cq, 1, &wc) > 0)
 		;
 	ib_destroy_qp(qp);
-out_cq:
 	ib_destroy_cq(cq);
 	r->t_end = ktime_get_ns();
-	return ret;
+	return 0;
 }
 
 /* How long a destroyed CQ is watched for a callback that comes too late. */
@@ -1557,6 +1579,39 @@ static int kperf_armed_cq(struct kperf_run *r)
 	ib_destroy_cq(cq);
 	WRITE_ONCE(r->cq_destroyed, true);
 	msleep(KPERF_LATE_WATCH_MS);
+	r->t_end = ktime_get_ns();
+	return 0;
+}
+
+static void kperf_fatal_event(struct ib_event *ev, void *ctx)
+{
+	struct kperf_run *r = ctx;
+
+	if (ev->event == IB_EVENT_QP_FATAL)
+		atomic_inc(&r->ev_fatal);
+	if (READ_ONCE(r->qp_destroyed))
+		atomic_inc(&r->ev_late);
+}
+
+/*
+ * fatal_qp_ms: an RC QP of its own, held N ms and destroyed, while the
+ * caller fails its member: the vdev reports QP_FATAL from its callback
+ * workqueue, and its destroy must not leave that work to run on the freed
+ * QP. An event after ib_destroy_qp() returned is counted (ev_late).
+ */
+static int kperf_fatal_qp(struct kperf_run *r)
+{
+	struct ib_qp *qp;
+	struct ib_cq *cq;
+
+	qp = kperf_probe_qp(r, NULL, kperf_fatal_event, &cq);
+	if (IS_ERR(qp))
+		return PTR_ERR(qp);
+	msleep(r->p.fatal_qp_ms);
+	ib_destroy_qp(qp);
+	WRITE_ONCE(r->qp_destroyed, true);
+	msleep(KPERF_LATE_WATCH_MS);
+	ib_destroy_cq(cq);
 	r->t_end = ktime_get_ns();
 	return 0;
 }
@@ -1851,6 +1906,9 @@ static void kperf_report(struct kperf_run *r)
 	if (r->p.armed_cq_ms)
 		len += scnprintf(buf + len, max - len, "cb_calls=%d\ncb_late=%d\n",
 				 atomic_read(&r->cb_calls), atomic_read(&r->cb_late));
+	if (r->p.fatal_qp_ms)
+		len += scnprintf(buf + len, max - len, "ev_fatal=%d\nev_late=%d\n",
+				 atomic_read(&r->ev_fatal), atomic_read(&r->ev_late));
 	if (r->p.remap_ms)
 		len += scnprintf(buf + len, max - len, "maps=%llu\nmap_errors=%llu\n",
 				 r->maps, r->map_errors);
@@ -1916,6 +1974,8 @@ static int kperf_run(const struct kperf_params *p)
 			ret = kperf_cb_probe(r);
 		else if (p->mode == KPERF_BW && p->armed_cq_ms)
 			ret = kperf_armed_cq(r);
+		else if (p->mode == KPERF_BW && p->fatal_qp_ms)
+			ret = kperf_fatal_qp(r);
 		else if (p->mode == KPERF_BW && p->abandon)
 			ret = kperf_abandon(r) ?: kperf_bw(r);
 		else if (p->mode == KPERF_BW)
@@ -1963,6 +2023,7 @@ static const struct kperf_key kperf_keys[] = {
 	{ "remap_ms", offsetof(struct kperf_params, remap_ms), 0, 60000 },
 	{ "cb_probe_ms", offsetof(struct kperf_params, cb_probe_ms), 0, 60000 },
 	{ "armed_cq_ms", offsetof(struct kperf_params, armed_cq_ms), 0, 60000 },
+	{ "fatal_qp_ms", offsetof(struct kperf_params, fatal_qp_ms), 0, 60000 },
 	{ "global_rkey", offsetof(struct kperf_params, global_rkey), 0, 1 },
 };
 
@@ -2044,10 +2105,11 @@ static int kperf_parse(char *cmd, struct kperf_params *p)
 		       p->qps, p->pd_per_pair);
 		return -EINVAL;
 	}
-	if ((p->remap_ms || p->cb_probe_ms || p->armed_cq_ms) &&
+	if ((p->remap_ms || p->cb_probe_ms || p->armed_cq_ms || p->fatal_qp_ms) &&
 	    (p->mode != KPERF_BW || p->abandon ||
-	     !!p->remap_ms + !!p->cb_probe_ms + !!p->armed_cq_ms > 1)) {
-		pr_err("remap_ms, cb_probe_ms, armed_cq_ms: one of them, with mode=bw and without abandon\n");
+	     !!p->remap_ms + !!p->cb_probe_ms + !!p->armed_cq_ms +
+	     !!p->fatal_qp_ms > 1)) {
+		pr_err("remap_ms, cb_probe_ms, armed_cq_ms, fatal_qp_ms: one of them, with mode=bw and without abandon\n");
 		return -EINVAL;
 	}
 	if (p->abandon && (p->mode != KPERF_BW || p->qps < 2)) {
