@@ -158,7 +158,7 @@ int mrbond_rs_mrs_attach(void *bond, u32 slot, struct ib_device *dev);
  */
 void mrbond_rs_mrs_detach(void *bond, u32 slot);
 /*
- * The data paths of the vdev's RC QPs are Rust's (rust/rdma/qp.rs): the
+ * The data paths of the vdev's RC QPs are Rust's (rust/rdma/qp_path.rs): the
  * shadow rings, the posts (keys translated by rust/rdma/wr.rs), the
  * translation of member completions, the flushes, and the per-member
  * counters (QPs hosted, WRs outstanding, flushed, refused for a key of

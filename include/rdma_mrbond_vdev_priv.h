@@ -20,7 +20,7 @@ struct mrbond_sysfs_kobj;
 /*
  * A member as the verbs proxy sees it. dev is set and cleared by Rust
  * (mrbond_vdev_member_attach/detach) under objs_lock. Its data-path
- * counters are Rust's (rust/rdma/qp.rs).
+ * counters are Rust's (rust/rdma/qp_path.rs).
  */
 struct mrbond_member_slot {
 	struct mrbond_vdev *v;		/* back pointers, fixed at alloc */

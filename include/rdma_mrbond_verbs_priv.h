@@ -8,7 +8,7 @@
  * and get a member object per member lazily; an MR (Rust's:
  * rust/rdma/mr.rs) is bound to one member when it is allocated, from the
  * inputs the PD's QPs left. An RC QP's data path is Rust's
- * (rust/rdma/qp.rs): its member QP, shadow rings, posts and the
+ * (rust/rdma/qp_path.rs): its member QP, shadow rings, posts and the
  * translation of its completions; the QP verbs here create, modify and
  * destroy it. A CM MAD goes out through the member of the QP it speaks
  * for, other MADs through the member Rust names (mrbond_rs_gsi_member()).
@@ -70,7 +70,7 @@ struct mrbond_qp {
 	int member;		/* slot, fixed at creation */
 	u32 vport;		/* vdev port of the last INIT/RTR, 0 before */
 	/*
-	 * The data path (rust/rdma/qp.rs): the member QP, the shadow rings,
+	 * The data path (rust/rdma/qp_path.rs): the member QP, the shadow rings,
 	 * the posts. NULL for QP1.
 	 */
 	void *path;

@@ -31,7 +31,7 @@ use crate::{
         cq::CqSet,
         mr::MrTable,
         pd::PdSet,
-        qp::{PathCounters, QpIds},
+        qp_path::{PathCounters, QpIds},
         qp_set::QpPaths,
     },
     text::Name,

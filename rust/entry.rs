@@ -29,7 +29,7 @@ use crate::{
         cq::{Cq, Wc},
         device::OpsTable,
         pd::{MemberPd, Pd},
-        qp::{MemberCounters, NewQpPath, QpPath},
+        qp_path::{MemberCounters, NewQpPath, QpPath},
         qp_set,
         wr::Target,
     },

@@ -19,7 +19,7 @@ use crate::{
         device::{Device, DeviceAttr, DeviceOps, LinkLayer, PortAttr, RoceV2Port, StatDesc},
         mr::{MemberDevice, MrTable, MrWindow},
         pd::{MemberPd, NewPd, Pd, PdSet},
-        qp::{self, QpWindow},
+        qp_path::{self, QpWindow},
     },
     vdev_attrs,
     vdev_pd::{self, VdevPd},
@@ -103,7 +103,7 @@ impl DeviceOps for VdevVerbs {
     }
 
     fn translate_wc(bond: &ArcBorrow<'_, Bond>, wc: &mut Wc, polling: &Polling<'_>) -> bool {
-        qp::translate_wc(&bond.qp_ids, &bond.counters, wc, polling)
+        qp_path::translate_wc(&bond.qp_ids, &bond.counters, wc, polling)
     }
 
     fn mrs<'a>(bond: &'a ArcBorrow<'_, Bond>) -> &'a MrTable {

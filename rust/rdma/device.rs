@@ -18,7 +18,7 @@ use super::{
     cq::{CqSet, CqWindow, Polling, Wc},
     mr::{MemberDevice, MrTable, MrWindow},
     pd::{MemberPd, NewPd, Pd, PdSet},
-    qp::QpWindow,
+    qp_path::QpWindow,
 };
 use crate::policy::{
     caps::{DeviceCaps, Limit},
@@ -293,7 +293,7 @@ pub(crate) trait DeviceOps {
     fn qp_window(_window: QpWindow) {}
 
     /// `poll_cq`: makes a member's completion the device's (its QP, the
-    /// consumer's `wr_id`, [`super::qp::translate_wc`]); false to drop it
+    /// consumer's `wr_id`, [`super::qp_path::translate_wc`]); false to drop it
     /// (a completion of a WR the device already flushed, or of a QP
     /// destroyed meanwhile). Any context, under the CQ's poll lock.
     fn translate_wc(

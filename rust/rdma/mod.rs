@@ -14,7 +14,7 @@ pub(crate) mod device;
 pub(crate) mod irq_lock;
 pub(crate) mod mr;
 pub(crate) mod pd;
-pub(crate) mod qp;
+pub(crate) mod qp_path;
 pub(crate) mod qp_set;
 pub(crate) mod rcu;
 pub(crate) mod set;

@@ -16,7 +16,7 @@ use kernel::prelude::*;
 
 use super::{
     bindings,
-    qp::{MemberCounters, QpPath},
+    qp_path::{MemberCounters, QpPath},
     set::ObjectSet,
 };
 
