@@ -67,6 +67,10 @@ int mrbond_rdma_poll_cq(struct ib_cq *cq, int num_entries, struct ib_wc *wc);
 int mrbond_rdma_req_notify_cq(struct ib_cq *cq,
 			      enum ib_cq_notify_flags flags);
 
+/* ib_create_qp() (an inline, naming this module as the caller). */
+struct ib_qp *mrbond_rdma_create_qp(struct ib_pd *pd,
+				    struct ib_qp_init_attr *attr);
+
 /* ib_post_send() and ib_post_recv() (inlines), with no bad WR reported. */
 int mrbond_rdma_post_send(struct ib_qp *qp, const struct ib_send_wr *wr);
 int mrbond_rdma_post_recv(struct ib_qp *qp, const struct ib_recv_wr *wr);
@@ -111,9 +115,50 @@ void *mrbond_rdma_driver_data(struct ib_device *ibdev);
 void mrbond_rdma_vdev_queue_cb(struct ib_device *ibdev,
 			       struct work_struct *work);
 /*
- * RC QP qp lost its member while in state was: the GSI proxy ends the
- * connection exchange in flight for it, if any. Under objs_lock.
+ * The vdev's objects lock (objs_lock): member objects are made and
+ * destroyed, and members come and go, under it. May sleep.
  */
-void mrbond_rdma_vdev_qp_abort_cm(struct ib_qp *qp, enum ib_qp_state was);
+void mrbond_rdma_vdev_objs_lock(struct ib_device *ibdev);
+void mrbond_rdma_vdev_objs_unlock(struct ib_device *ibdev);
+/*
+ * Member slot's device (NULL if none) and its port in *port. Under
+ * objs_lock, which keeps it until the member's detach.
+ */
+struct ib_device *mrbond_rdma_vdev_member(struct ib_device *ibdev, u32 slot,
+					  u32 *port);
+/*
+ * vav onto member slot in mav (verbs/mrbond_verbs_av.c): the member's GID
+ * entry, held (rdma_put_gid_attr()), or an ERR_PTR. Under objs_lock, which
+ * it may drop for up to a second: the caller checks again what it read
+ * under the lock before.
+ */
+const struct ib_gid_attr *
+mrbond_rdma_vdev_member_av(struct ib_device *ibdev, u32 slot,
+			   const struct rdma_ah_attr *vav,
+			   struct rdma_ah_attr *mav);
+/*
+ * The GSI proxy's QP1 of the port in init, for the vdev QP qp (whose
+ * qp_num it sets); an ERR_PTR on failure. Destroyed under objs_lock; the
+ * posts in any context, reporting the failed WR in *bad_wr.
+ */
+void *mrbond_rdma_vdev_gsi_create(struct ib_qp *qp,
+				  const struct ib_qp_init_attr *init);
+void mrbond_rdma_vdev_gsi_destroy(void *gsi);
+int mrbond_rdma_vdev_gsi_post_send(void *gsi, const struct ib_send_wr *wr,
+				   const struct ib_send_wr **bad_wr);
+int mrbond_rdma_vdev_gsi_post_recv(void *gsi, const struct ib_recv_wr *wr,
+				   const struct ib_recv_wr **bad_wr);
+/*
+ * The GSI proxy's record of RC QP qp on member slot: the connection
+ * exchange that speaks for it (NULL: no memory). Freed with the QP, under
+ * objs_lock; free tells whether a REJ of the bond ended its exchange.
+ */
+void *mrbond_rdma_vdev_qp_cm_new(struct ib_qp *qp, u32 slot);
+bool mrbond_rdma_vdev_qp_cm_free(void *record);
+/*
+ * The QP of record lost its member while in state was: the GSI proxy ends
+ * the connection exchange in flight for it, if any. Under objs_lock.
+ */
+void mrbond_rdma_vdev_qp_abort_cm(void *record, enum ib_qp_state was);
 
 #endif /* _RDMA_MRBOND_RDMA_HELPERS_H */

@@ -124,31 +124,15 @@ void mrbond_sysfs_member_del(struct mrbond_vdev *v, u32 slot);
 /* C -> Rust. bond is the pointer given to mrbond_vdev_alloc(). */
 
 /*
- * The vdev's PDs are Rust's (rust/vdev_pd.rs); the verbs proxy reaches them
- * through these. All in process context.
+ * The vdev's objects are Rust's (rust/rdma/): PDs (rust/vdev_pd.rs), MRs,
+ * CQs, AHs and QPs. A member's attach, fail and detach, and the GSI proxy,
+ * reach them through these.
  *
- * The member slot for a new QP of vdev PD pd, or -errno; port is the vdev
- * port rdma_cm bound the QP's connection to (0: unknown). No lock held.
- */
-int mrbond_rs_place_qp(void *bond, struct ib_pd *pd, u32 port);
-/*
- * Stores in *out the PD's object on member slot, whose device is mdev
- * (NULL: none), made on first use; 0 or -errno. Under objs_lock, which
- * keeps mdev the member's device until its detach.
- */
-int mrbond_rs_pd_member(struct ib_pd *pd, u32 slot, struct ib_device *mdev,
-			struct ib_pd **out);
-/* The current task created a QP of pd on member slot. */
-void mrbond_rs_pd_note_qp(struct ib_pd *pd, u32 slot);
-/*
  * Member slot is going away, its QPs and MRs gone: every PD of the vdev
  * frees its object there. Under objs_lock.
  */
 void mrbond_rs_pds_detach(void *bond, u32 slot);
 /*
- * The vdev's MRs are Rust's (rust/rdma/mr.rs): the member changes and the
- * post path reach them through these.
- *
  * Member slot's device is dev until mrbond_rs_mrs_detach(); under objs_lock.
  */
 int mrbond_rs_mrs_attach(void *bond, u32 slot, struct ib_device *dev);
@@ -157,30 +141,6 @@ int mrbond_rs_mrs_attach(void *bond, u32 slot, struct ib_device *dev);
  * their member MRs are freed. Under objs_lock, before mrbond_rs_pds_detach().
  */
 void mrbond_rs_mrs_detach(void *bond, u32 slot);
-/*
- * The data paths of the vdev's RC QPs are Rust's (rust/rdma/qp_path.rs): the
- * shadow rings, the posts (keys translated by rust/rdma/wr.rs), the
- * translation of member completions, the flushes, and the per-member
- * counters (QPs hosted, WRs outstanding, flushed, refused for a key of
- * another member).
- *
- * path_new: the data path of RC QP qp, created with CQs scq and rcq on
- * member slot, whose member QP mqp (sized send_wrs, recv_wrs) it posts to
- * with the member PD's local_dma_lkey; an ERR_PTR on failure. May sleep.
- */
-void *mrbond_rs_qp_path_new(void *bond, struct ib_qp *qp, struct ib_cq *scq,
-			    struct ib_cq *rcq, u32 slot, struct ib_qp *mqp,
-			    u32 local_dma_lkey, u32 send_wrs, u32 recv_wrs);
-/* The posts of the QP whose data path is path. Any context. */
-int mrbond_rs_qp_post_send(void *bond, void *path, const struct ib_send_wr *wr,
-			   const struct ib_send_wr **bad_wr);
-int mrbond_rs_qp_post_recv(void *bond, void *path, const struct ib_recv_wr *wr,
-			   const struct ib_recv_wr **bad_wr);
-/* The member QP, NULL once detached. Under objs_lock, which keeps it. */
-struct ib_qp *mrbond_rs_qp_member_qp(void *path);
-/* The QP's state (enum ib_qp_state): the consumer's, ERR once failed. */
-u32 mrbond_rs_qp_state(void *path);
-void mrbond_rs_qp_set_state(void *path, u32 state);
 /*
  * Member slot turned unusable: its QPs enter ERR (the member flushes
  * their WRs) and are reported fatal; how many. Under objs_lock.
@@ -194,44 +154,16 @@ u32 mrbond_rs_qps_fail(void *bond, u32 slot);
  */
 u32 mrbond_rs_qps_detach(void *bond, u32 slot);
 void mrbond_rs_qps_fatal(void *bond, u32 slot);
-/*
- * The QP is being destroyed: its data path leaves the QP ids, no poll
- * returns a completion of it after this, and its WRs left are dropped.
- * Returns the member QP for the caller to destroy, or NULL. May sleep.
- */
-struct ib_qp *mrbond_rs_qp_path_free(void *bond, void *path);
-/* Counts a QP made (1) or destroyed (-1) on member slot. */
-void mrbond_rs_member_qps_add(void *bond, u32 slot, int delta);
 /* WRs of member slot completed with a flush error so far. */
 u64 mrbond_rs_member_flushed(void *bond, u32 slot);
 /*
- * The vdev's QPNs are Rust's (rust/vdev_qpns.rs): claimed by a new QP
- * (0, -EBUSY if live or in quarantine: a collision, -ENOMEM), released if
- * its creation fails, quarantined when it is destroyed (longer if aborted:
- * the bond ended its connection exchange); prune drops the quarantines that
- * are over and returns how many numbers are left; qpn_qp gives the QP a
- * live number belongs to. All under objs_lock, which keeps that QP alive.
+ * The GSI proxy's record (struct mrbond_qp_cm) of the RC QP that qpn is
+ * live for (rust/vdev_qpns.rs), or NULL. Under objs_lock, which keeps the
+ * QP and its record alive.
  */
-int mrbond_rs_qpn_claim(void *bond, u32 qpn, void *qp);
-void mrbond_rs_qpn_release(void *bond, u32 qpn);
-void mrbond_rs_qpn_quarantine(void *bond, u32 qpn, bool aborted);
-unsigned long mrbond_rs_qpns_prune(void *bond);
 void *mrbond_rs_qpn_qp(void *bond, u32 qpn);
-/*
- * The vdev's AHs are Rust's (rust/rdma/ah.rs): the attributes ah was created
- * with, for the GSI proxy to send by. Any context.
- */
+/* The attributes AH ah was created with, to send by. Any context. */
 const struct rdma_ah_attr *mrbond_rs_ah_attr(struct ib_ah *ah);
-/*
- * The vdev's CQs are Rust's (rust/rdma/cq.rs): the verbs proxy reaches them
- * through these.
- *
- * CQ cq's member CQ on member slot, whose device is mdev, created on first
- * use; an ERR_PTR on failure. Under objs_lock, which keeps mdev the
- * member's device until its detach frees the member CQs.
- */
-struct ib_cq *mrbond_rs_cq_member(struct ib_cq *cq, u32 slot,
-				  struct ib_device *mdev);
 /*
  * Queues wc, a completion the vdev made; false if the CQ overflowed (its
  * consumer gets IB_EVENT_CQ_ERR). Any context.

@@ -12,6 +12,7 @@
 
 #include "rdma_mrbond_vdev.h"
 
+struct mrbond_gsi_qp;
 struct mrbond_sysfs_kobj;
 
 /* TCP ports whose CM requests members hand to the vdev (cm_ports=). */
@@ -72,7 +73,7 @@ struct mrbond_vdev {
 
 	/* The QP1 of each port (GSI proxy), under gsi_lock (spinlock). */
 	spinlock_t gsi_lock;
-	struct mrbond_qp *gsi_qp[MRBOND_MAX_PORTS + 1];
+	struct mrbond_gsi_qp *gsi_qp[MRBOND_MAX_PORTS + 1];
 	/* Sends MADs through members from process context; ordered. */
 	struct workqueue_struct *gsi_wq;
 	/*

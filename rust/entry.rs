@@ -10,7 +10,7 @@ use core::{ffi::c_void, ptr::NonNull};
 
 use kernel::{
     error::from_result,
-    ffi::{c_char, c_int, c_ulong},
+    ffi::{c_char, c_int},
     prelude::*,
     str::CStr,
     sync::{Arc, ArcBorrow},
@@ -20,21 +20,14 @@ use kernel::{
 use crate::{
     bond::Bond,
     ffi::*,
-    policy::qpn::QpEnd,
     rdma::{
         ah::Ah,
-        bindings::{
-            ib_ah, ib_cq, ib_device, ib_pd, ib_qp, ib_recv_wr, ib_send_wr, ib_wc, rdma_ah_attr,
-        },
+        bindings::{ib_ah, ib_cq, ib_device, ib_wc, rdma_ah_attr},
         cq::{Cq, Wc},
         device::OpsTable,
-        pd::{MemberPd, Pd},
-        qp_path::{MemberCounters, NewQpPath, QpPath},
         qp_set,
-        wr::Target,
     },
     registry::Registry,
-    vdev_pd::VdevPd,
     vdev_verbs::VdevVerbs,
 };
 
@@ -321,94 +314,12 @@ pub(crate) unsafe extern "C" fn mrbond_rs_netdev_unregister(ctx: *mut c_void, if
 #[export_name = "mrbond_rs_dev_ops"]
 pub(crate) static VDEV_OPS: OpsTable = OpsTable::new::<VdevVerbs>();
 
-/// Borrows a vdev PD the verbs proxy passes.
-///
-/// # Safety
-///
-/// `ibpd` must be a PD of a vdev whose `alloc_pd` succeeded and whose
-/// `dealloc_pd` has not been called, for `'a`.
-unsafe fn vdev_pd<'a>(ibpd: *mut ib_pd) -> &'a Pd<VdevPd> {
-    // SAFETY: the vdev's table is `VdevVerbs`', whose `PdData` is `VdevPd`;
-    // the caller guarantees the PD is live.
-    unsafe { Pd::from_raw(ibpd) }
-}
-
 /// A member slot from C, which the callers keep below `MAX_MEMBERS`.
 fn slot_of(slot: u32) -> Result<usize> {
     usize::try_from(slot)
         .ok()
         .filter(|&s| s < MAX_MEMBERS)
         .ok_or(EINVAL)
-}
-
-/// The member slot for a new QP of vdev PD `ibpd`, for vdev `port` (0:
-/// unknown); or -errno.
-///
-/// # Safety
-///
-/// Called by the verbs proxy with the bond of a live vdev and a live PD of
-/// it, in process context, holding no lock.
-#[no_mangle]
-pub(crate) unsafe extern "C" fn mrbond_rs_place_qp(
-    bond_ptr: *mut c_void,
-    ibpd: *mut ib_pd,
-    port: u32,
-) -> c_int {
-    // SAFETY: as the caller guarantees.
-    let (bond, pd) = unsafe { (bond(bond_ptr), vdev_pd(ibpd)) };
-    match bond.place_qp(pd.ulp().as_bytes(), pd.data().home(), port) {
-        Ok(slot) => c_int::try_from(slot).unwrap_or(-(kernel::bindings::EINVAL as c_int)),
-        Err(e) => e.to_errno(),
-    }
-}
-
-/// Stores in `*out` the object of vdev PD `ibpd` on member `slot`, whose
-/// device is `mdev` (NULL: none), made on first use; 0 or -errno.
-///
-/// # Safety
-///
-/// Called by the verbs proxy with a live PD of a vdev and a valid `out`,
-/// holding the vdev's `objs_lock`, under which `mdev` is the device of
-/// member `slot`: it stays registered until the member's detach, which
-/// frees the member PDs (`mrbond_rs_pds_detach()`) before its device goes.
-#[no_mangle]
-pub(crate) unsafe extern "C" fn mrbond_rs_pd_member(
-    ibpd: *mut ib_pd,
-    slot: u32,
-    mdev: *mut ib_device,
-    out: *mut *mut ib_pd,
-) -> c_int {
-    from_result(|| {
-        if mdev.is_null() {
-            return Err(ENODEV);
-        }
-        // SAFETY: as the caller guarantees.
-        let pd = unsafe { vdev_pd(ibpd) };
-        let member_pd = pd.data().with_member_pd(
-            slot_of(slot)?,
-            // SAFETY: the caller keeps `mdev` registered until the detach
-            // that drops this PD.
-            || unsafe { MemberPd::alloc(mdev) },
-            MemberPd::as_raw,
-        )?;
-        // SAFETY: the caller passes a valid `out`.
-        unsafe { out.write(member_pd) };
-        Ok(0)
-    })
-}
-
-/// The current task created a QP of vdev PD `ibpd` on member `slot`.
-///
-/// # Safety
-///
-/// Called by the verbs proxy with a live PD of a vdev, in process context.
-#[no_mangle]
-pub(crate) unsafe extern "C" fn mrbond_rs_pd_note_qp(ibpd: *mut ib_pd, slot: u32) {
-    // SAFETY: as the caller guarantees.
-    let pd = unsafe { vdev_pd(ibpd) };
-    if let Ok(slot) = slot_of(slot) {
-        pd.data().note_qp(slot);
-    }
 }
 
 /// Member `slot` of the vdev is going away: every PD frees its object there.
@@ -466,157 +377,6 @@ pub(crate) unsafe extern "C" fn mrbond_rs_mrs_detach(bond_ptr: *mut c_void, slot
     }
 }
 
-/// The data path a QP's `path_new` made.
-///
-/// # Safety
-///
-/// `path` must be a pointer `mrbond_rs_qp_path_new()` returned and
-/// `mrbond_rs_qp_path_free()` has not taken back, valid for `'a`.
-unsafe fn qp_path<'a>(path: *mut c_void) -> &'a QpPath {
-    // SAFETY: as the caller guarantees, a `QpPath` pinned in its box.
-    unsafe { &*path.cast::<QpPath>() }
-}
-
-/// The data path of RC QP `qp`, its member QP `mqp` on member `slot`; an
-/// `ERR_PTR` on failure.
-///
-/// # Safety
-///
-/// Called by the QP verbs with the bond of the live vdev of `qp`, which is
-/// being created with CQs `scq` and `rcq` (vdev CQs); `mqp` is the member
-/// QP, live until the path gives it up. Process context.
-#[no_mangle]
-#[allow(clippy::too_many_arguments)]
-pub(crate) unsafe extern "C" fn mrbond_rs_qp_path_new(
-    bond_ptr: *mut c_void,
-    qp: *mut ib_qp,
-    scq: *mut ib_cq,
-    rcq: *mut ib_cq,
-    slot: u32,
-    mqp: *mut ib_qp,
-    local_dma_lkey: u32,
-    send_wrs: u32,
-    recv_wrs: u32,
-) -> *mut c_void {
-    // SAFETY: as the caller guarantees.
-    let bond = unsafe { bond(bond_ptr) };
-    let made = slot_of(slot).and_then(|slot| {
-        let new = NewQpPath {
-            qp,
-            scq,
-            rcq,
-            slot,
-            member_qp: mqp,
-            local_dma_lkey,
-            send_wrs,
-            recv_wrs,
-        };
-        // SAFETY: as the caller guarantees; `path_free` ends the path
-        // before the QP and its CQs go.
-        unsafe { QpPath::new::<VdevVerbs>(&new, &bond.qp_ids, &bond.qp_paths) }
-    });
-    match made {
-        // SAFETY: the path stays pinned until `path_free` takes it back
-        // with `Pin::new_unchecked(KBox::from_raw())`.
-        Ok(path) => KBox::into_raw(unsafe { Pin::into_inner_unchecked(path) }).cast(),
-        Err(e) => e.to_ptr(),
-    }
-}
-
-/// Runs `post` with the QP's [`Target`] and its member's counters.
-///
-/// # Safety
-///
-/// As the post trampolines below.
-unsafe fn post_with(
-    bond_ptr: *mut c_void,
-    path: *mut c_void,
-    post: impl FnOnce(&QpPath, &Target<'_>, &MemberCounters) -> c_int,
-) -> c_int {
-    // SAFETY: as the caller guarantees.
-    let (bond, path) = unsafe { (bond(bond_ptr), qp_path(path)) };
-    let Some(counters) = bond.counters.get(path.slot()) else {
-        return EINVAL.to_errno();
-    };
-    let target = Target {
-        mrs: &bond.mrs,
-        dev: path.device(),
-        slot: path.slot(),
-        local_dma_lkey: path.local_dma_lkey(),
-    };
-    post(path, &target, counters)
-}
-
-/// `post_send` of an RC QP of a vdev.
-///
-/// # Safety
-///
-/// Called by the vdev's `post_send` with its bond, the live data path of
-/// the QP, the consumer's chain of send WRs and `bad_wr`, valid for the
-/// call; any context.
-#[no_mangle]
-pub(crate) unsafe extern "C" fn mrbond_rs_qp_post_send(
-    bond_ptr: *mut c_void,
-    path: *mut c_void,
-    wr: *const ib_send_wr,
-    bad_wr: *mut *const ib_send_wr,
-) -> c_int {
-    // SAFETY: as the caller guarantees.
-    unsafe { post_with(bond_ptr, path, |p, t, c| p.post_send(t, c, wr, bad_wr)) }
-}
-
-/// `post_recv` of an RC QP of a vdev.
-///
-/// # Safety
-///
-/// As `mrbond_rs_qp_post_send()`, with receive WRs.
-#[no_mangle]
-pub(crate) unsafe extern "C" fn mrbond_rs_qp_post_recv(
-    bond_ptr: *mut c_void,
-    path: *mut c_void,
-    wr: *const ib_recv_wr,
-    bad_wr: *mut *const ib_recv_wr,
-) -> c_int {
-    // SAFETY: as the caller guarantees.
-    unsafe { post_with(bond_ptr, path, |p, t, c| p.post_recv(t, c, wr, bad_wr)) }
-}
-
-/// The QP's member QP, NULL once detached.
-///
-/// # Safety
-///
-/// Called by the QP verbs with a live data path, under `objs_lock`.
-#[no_mangle]
-pub(crate) unsafe extern "C" fn mrbond_rs_qp_member_qp(path: *mut c_void) -> *mut ib_qp {
-    // SAFETY: as the caller guarantees.
-    let path = unsafe { qp_path(path) };
-    path.member_qp()
-        .map_or(core::ptr::null_mut(), NonNull::as_ptr)
-}
-
-/// The QP's state as its consumer last set it, ERR once its member failed
-/// or left.
-///
-/// # Safety
-///
-/// Called by the QP verbs with a live data path.
-#[no_mangle]
-pub(crate) unsafe extern "C" fn mrbond_rs_qp_state(path: *mut c_void) -> u32 {
-    // SAFETY: as the caller guarantees.
-    unsafe { qp_path(path) }.state()
-}
-
-/// The consumer moved the QP to `state`.
-///
-/// # Safety
-///
-/// Called by the QP verbs with a live data path.
-#[no_mangle]
-pub(crate) unsafe extern "C" fn mrbond_rs_qp_set_state(path: *mut c_void, state: u32) {
-    // SAFETY: as the caller guarantees.
-    unsafe { qp_path(path) }.set_state(state);
-}
-
 /// Member `slot` turned unusable: its QPs enter ERR and are reported fatal;
 /// how many.
 ///
@@ -672,47 +432,6 @@ pub(crate) unsafe extern "C" fn mrbond_rs_qps_fatal(bond_ptr: *mut c_void, slot:
     }
 }
 
-/// Ends a QP's data path; the member QP left for the caller to destroy.
-///
-/// # Safety
-///
-/// Called by `destroy_qp` with the bond of a live vdev and a data path of
-/// it, which nothing uses after this. Process context.
-#[no_mangle]
-pub(crate) unsafe extern "C" fn mrbond_rs_qp_path_free(
-    bond_ptr: *mut c_void,
-    path: *mut c_void,
-) -> *mut ib_qp {
-    // SAFETY: as the caller guarantees.
-    let bond = unsafe { bond(bond_ptr) };
-    // SAFETY: as the caller guarantees, the box `path_new` leaked, still
-    // pinned, now taken back.
-    let path = unsafe { Pin::new_unchecked(KBox::from_raw(path.cast::<QpPath>())) };
-    let Some(counters) = bond.counters.get(path.slot()) else {
-        return core::ptr::null_mut();
-    };
-    QpPath::end(path, &bond.qp_ids, &bond.qp_paths, counters)
-        .map_or(core::ptr::null_mut(), NonNull::as_ptr)
-}
-
-/// Counts a QP made (`delta` 1) or destroyed (-1) on member `slot`.
-///
-/// # Safety
-///
-/// Called by the QP verbs with the bond of a live vdev.
-#[no_mangle]
-pub(crate) unsafe extern "C" fn mrbond_rs_member_qps_add(
-    bond_ptr: *mut c_void,
-    slot: u32,
-    delta: c_int,
-) {
-    // SAFETY: as the caller guarantees.
-    let bond = unsafe { bond(bond_ptr) };
-    if let Some(c) = slot_of(slot).ok().and_then(|s| bond.counters.get(s)) {
-        c.add_qps(i64::from(delta));
-    }
-}
-
 /// WRs of member `slot` completed with a flush error so far.
 ///
 /// # Safety
@@ -738,33 +457,6 @@ pub(crate) unsafe extern "C" fn mrbond_rs_member_flushed(bond_ptr: *mut c_void, 
 pub(crate) unsafe extern "C" fn mrbond_rs_ah_attr(ibah: *mut ib_ah) -> *const rdma_ah_attr {
     // SAFETY: as the caller guarantees.
     unsafe { Ah::from_raw(ibah) }.attr()
-}
-
-/// Vdev CQ `ibcq`'s member CQ on member `slot`, whose device is `mdev`,
-/// created on first use; an `ERR_PTR` on failure.
-///
-/// # Safety
-///
-/// Called by the verbs proxy with a live CQ of a vdev, holding its
-/// `objs_lock`, under which `mdev` is the device of member `slot`: it stays
-/// registered until the member's detach, which frees its member CQs
-/// (`mrbond_rs_cqs_unhook()`, `mrbond_rs_cqs_free_unhooked()`) first.
-#[no_mangle]
-pub(crate) unsafe extern "C" fn mrbond_rs_cq_member(
-    ibcq: *mut ib_cq,
-    slot: u32,
-    mdev: *mut ib_device,
-) -> *mut ib_cq {
-    let member = || {
-        let slot = slot_of(slot)?;
-        if mdev.is_null() {
-            return Err(ENODEV);
-        }
-        // SAFETY: as the caller guarantees, the CQ is live and `mdev`
-        // registered until the member CQ is freed.
-        unsafe { Cq::from_raw(ibcq).member(slot, mdev) }
-    };
-    member().unwrap_or_else(|e| e.to_ptr())
 }
 
 /// Queues `wc`, a completion the vdev made, on vdev CQ `ibcq`; false if
@@ -833,78 +525,12 @@ pub(crate) unsafe extern "C" fn mrbond_rs_cqs_kick_later(bond_ptr: *mut c_void) 
     bond.cqs.for_each(Cq::kick_later);
 }
 
-/// Records `qpn` as that of proxy QP `qp`: 0, or -EBUSY if the number is
-/// live or in quarantine (a collision), -ENOMEM.
+/// The GSI proxy's record of the QP that `qpn` is live for, or NULL.
 ///
 /// # Safety
 ///
-/// Called by the verbs proxy with the bond of a live vdev, holding its
-/// `objs_lock`, in process context.
-#[no_mangle]
-pub(crate) unsafe extern "C" fn mrbond_rs_qpn_claim(
-    bond_ptr: *mut c_void,
-    qpn: u32,
-    qp: *mut c_void,
-) -> c_int {
-    // SAFETY: as the caller guarantees.
-    let bond = unsafe { bond(bond_ptr) };
-    from_result(|| {
-        bond.qpns.claim(qpn, ProxyQp::new(qp).ok_or(EINVAL)?)?;
-        Ok(0)
-    })
-}
-
-/// Forgets `qpn`, claimed by a QP whose creation then failed.
-///
-/// # Safety
-///
-/// As `mrbond_rs_qpn_claim()`.
-#[no_mangle]
-pub(crate) unsafe extern "C" fn mrbond_rs_qpn_release(bond_ptr: *mut c_void, qpn: u32) {
-    // SAFETY: as the caller guarantees.
-    unsafe { bond(bond_ptr) }.qpns.release(qpn);
-}
-
-/// `qpn`'s QP is destroyed (`aborted`: after the bond ended its connection
-/// exchange): the number goes into quarantine.
-///
-/// # Safety
-///
-/// As `mrbond_rs_qpn_claim()`.
-#[no_mangle]
-pub(crate) unsafe extern "C" fn mrbond_rs_qpn_quarantine(
-    bond_ptr: *mut c_void,
-    qpn: u32,
-    aborted: bool,
-) {
-    let end = if aborted {
-        QpEnd::ExchangeAborted
-    } else {
-        QpEnd::Destroyed
-    };
-    // SAFETY: as the caller guarantees.
-    unsafe { bond(bond_ptr) }.qpns.quarantine(qpn, end);
-}
-
-/// Drops the quarantines that are over; how many numbers are left, live
-/// or in quarantine: those a new member QP can collide with.
-///
-/// # Safety
-///
-/// As `mrbond_rs_qpn_claim()`.
-#[no_mangle]
-pub(crate) unsafe extern "C" fn mrbond_rs_qpns_prune(bond_ptr: *mut c_void) -> c_ulong {
-    // SAFETY: as the caller guarantees.
-    let left = unsafe { bond(bond_ptr) }.qpns.prune();
-    c_ulong::try_from(left).unwrap_or(c_ulong::MAX)
-}
-
-/// The proxy QP that `qpn` is live for, or NULL.
-///
-/// # Safety
-///
-/// As `mrbond_rs_qpn_claim()`; the QP stays alive while the caller holds
-/// `objs_lock`.
+/// Called by the GSI proxy with the bond of a live vdev, holding its
+/// `objs_lock`, which keeps the QP's record alive.
 #[no_mangle]
 pub(crate) unsafe extern "C" fn mrbond_rs_qpn_qp(bond_ptr: *mut c_void, qpn: u32) -> *mut c_void {
     // SAFETY: as the caller guarantees.

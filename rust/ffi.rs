@@ -182,8 +182,8 @@ pub(crate) fn inject_any(point: Inject) {
     unsafe { glue::mrbond_glue_inject_any(point.raw()) }
 }
 
-/// A QP of the verbs proxy (`struct mrbond_qp`, C's until the QPs move),
-/// held only to be handed back to C.
+/// The GSI proxy's record of an RC QP (`struct mrbond_qp_cm`, C's until the
+/// proxy moves), held only to be handed back to C.
 #[derive(Clone)]
 pub(crate) struct ProxyQp(NonNull<c_void>);
 

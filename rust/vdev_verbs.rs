@@ -3,8 +3,10 @@
 //! The table of the vdev's verbs that Rust implements
 //! (`mrbond_rs_dev_ops`, exported by `entry.rs`): each verb answered by the
 //! module of its object, `vdev_attrs` for the device, `ports` for the
-//! ports and counters, `vdev_pd` for the PDs; the MRs are the layer's
-//! (`rdma::mr`), bound to the member `vdev_pd` names. The C table fills the rest.
+//! ports and counters, `vdev_pd` for the PDs; the MRs, CQs and QPs are the
+//! layer's (`rdma::mr`, `rdma::cq`, `rdma::qp`), an MR bound to the member
+//! `vdev_pd` names, a QP placed by the bond and numbered from its QPN table
+//! (`vdev_qpns`). The C table fills the rest.
 
 #![deny(unsafe_code)]
 
@@ -12,14 +14,17 @@ use kernel::{prelude::*, sync::Arc, sync::ArcBorrow};
 
 use crate::{
     bond::Bond,
-    ffi::{self, Inject},
+    ffi::{self, Inject, ProxyQp},
+    policy::qpn::QpEnd,
     ports,
     rdma::{
         cq::{CqSet, CqWindow, Polling, Wc},
         device::{Device, DeviceAttr, DeviceOps, LinkLayer, PortAttr, RoceV2Port, StatDesc},
         mr::{MemberDevice, MrTable, MrWindow},
         pd::{MemberPd, NewPd, Pd, PdSet},
-        qp_path::{self, QpWindow},
+        qp_path::{self, PathCounters, QpIds, QpWindow},
+        qp_proxy::CmRecord,
+        qp_set::QpPaths,
     },
     vdev_attrs,
     vdev_pd::{self, VdevPd},
@@ -100,6 +105,49 @@ impl DeviceOps for VdevVerbs {
         match window {
             QpWindow::FatalWork => ffi::inject(Inject::QpFatalWork),
         }
+    }
+
+    fn place_qp(bond: &ArcBorrow<'_, Bond>, pd: &Pd<VdevPd>, port: u32) -> Result<usize> {
+        bond.place_qp(pd.ulp().as_bytes(), pd.data().home(), port)
+    }
+
+    fn qp_placed(pd: &Pd<VdevPd>, slot: usize) {
+        pd.data().note_qp(slot);
+    }
+
+    fn qpns_held(bond: &ArcBorrow<'_, Bond>) -> usize {
+        bond.qpns.prune()
+    }
+
+    /// The GSI proxy finds the QP a CM MAD speaks for by its number.
+    fn claim_qpn(bond: &ArcBorrow<'_, Bond>, qpn: u32, record: &CmRecord) -> Result {
+        bond.qpns
+            .claim(qpn, ProxyQp::new(record.as_raw()).ok_or(EINVAL)?)
+    }
+
+    fn release_qpn(bond: &ArcBorrow<'_, Bond>, qpn: u32) {
+        bond.qpns.release(qpn);
+    }
+
+    fn quarantine_qpn(bond: &ArcBorrow<'_, Bond>, qpn: u32, aborted: bool) {
+        let end = if aborted {
+            QpEnd::ExchangeAborted
+        } else {
+            QpEnd::Destroyed
+        };
+        bond.qpns.quarantine(qpn, end);
+    }
+
+    fn qp_ids<'a>(bond: &'a ArcBorrow<'_, Bond>) -> &'a QpIds {
+        &bond.qp_ids
+    }
+
+    fn qp_paths<'a>(bond: &'a ArcBorrow<'_, Bond>) -> &'a QpPaths {
+        &bond.qp_paths
+    }
+
+    fn path_counters<'a>(bond: &'a ArcBorrow<'_, Bond>) -> &'a PathCounters {
+        &bond.counters
     }
 
     fn translate_wc(bond: &ArcBorrow<'_, Bond>, wc: &mut Wc, polling: &Polling<'_>) -> bool {

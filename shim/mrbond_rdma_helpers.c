@@ -51,6 +51,12 @@ int mrbond_rdma_req_notify_cq(struct ib_cq *cq,
 	return ib_req_notify_cq(cq, flags);
 }
 
+struct ib_qp *mrbond_rdma_create_qp(struct ib_pd *pd,
+				    struct ib_qp_init_attr *attr)
+{
+	return ib_create_qp(pd, attr);
+}
+
 int mrbond_rdma_post_send(struct ib_qp *qp, const struct ib_send_wr *wr)
 {
 	const struct ib_send_wr *bad;

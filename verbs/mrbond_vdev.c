@@ -60,6 +60,28 @@ void mrbond_rdma_vdev_queue_cb(struct ib_device *ibdev,
 	queue_work(to_mrbond_vdev(ibdev)->cb_wq, work);
 }
 
+void mrbond_rdma_vdev_objs_lock(struct ib_device *ibdev)
+{
+	mutex_lock(&to_mrbond_vdev(ibdev)->objs_lock);
+}
+
+void mrbond_rdma_vdev_objs_unlock(struct ib_device *ibdev)
+{
+	mutex_unlock(&to_mrbond_vdev(ibdev)->objs_lock);
+}
+
+struct ib_device *mrbond_rdma_vdev_member(struct ib_device *ibdev, u32 slot,
+					  u32 *port)
+{
+	struct mrbond_vdev *v = to_mrbond_vdev(ibdev);
+
+	lockdep_assert_held(&v->objs_lock);
+	if (slot >= MRBOND_MAX_MEMBERS)
+		return NULL;
+	*port = v->member[slot].port;
+	return v->member[slot].dev;
+}
+
 /*
  * The last op the core calls, from ib_dealloc_device(): `rdma link del`,
  * ib_unregister_device() or mrbond_vdev_free(). The container itself is
@@ -125,26 +147,17 @@ static const struct ib_device_ops mrbond_dev_ops = {
 
 	/*
 	 * query_device, the port verbs, the counters, the PD verbs (with
-	 * size_ib_pd), the MR verbs, the CQ verbs (with size_ib_cq) and the
-	 * AH verbs (with size_ib_ah): mrbond_rs_dev_ops (rust/vdev_verbs.rs).
-	 */
-	.create_qp = mrbond_create_qp,
-	.modify_qp = mrbond_modify_qp,
-	.query_qp = mrbond_query_qp,
-	.destroy_qp = mrbond_destroy_qp,
-	.post_send = mrbond_post_send,
-	.post_recv = mrbond_post_recv,
-	/*
-	 * No drain_sq/drain_rq: the core's drain (ERR, then a marker WR) is
-	 * right, since a post to a QP in ERR always completes, flushed by
-	 * the member or, once the member is gone, by the vdev.
+	 * size_ib_pd), the MR verbs, the CQ verbs (with size_ib_cq), the AH
+	 * verbs (with size_ib_ah) and the QP verbs (with size_ib_qp):
+	 * mrbond_rs_dev_ops (rust/vdev_verbs.rs). No drain_sq/drain_rq: the
+	 * core's drain (ERR, then a marker WR) is right, since a post to a QP
+	 * in ERR always completes, flushed by the member or, once the member
+	 * is gone, by the vdev.
 	 */
 
 	/* Required by `rdma link del` (ib_unregister_device_and_put). */
 	.dealloc_driver = mrbond_dealloc_driver,
 
-	/* The core allocates these; a zero size would oops on first use. */
-	INIT_RDMA_OBJ_SIZE(ib_qp, mrbond_qp, ibqp),
 };
 
 struct mrbond_vdev *mrbond_vdev_alloc(void *bond, u32 nports, u64 node_guid)

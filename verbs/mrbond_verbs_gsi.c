@@ -65,61 +65,76 @@ struct mrbond_gsi_job {
 	u8 mad[IB_MGMT_MAD_SIZE];
 };
 
-int mrbond_gsi_create(struct mrbond_vdev *v, struct mrbond_qp *qp,
-		      struct ib_qp_init_attr *init)
+/* Called by rust/rdma/qp.rs: see rdma_mrbond_rdma_helpers.h. */
+void *mrbond_rdma_vdev_gsi_create(struct ib_qp *ibqp,
+				  const struct ib_qp_init_attr *init)
 {
+	struct mrbond_vdev *v = mrbond_vdev_of(ibqp->device);
 	u32 port = init->port_num;
+	struct mrbond_gsi_qp *qp;
 	unsigned long flags;
 	u32 size;
 
 	if (port < 1 || port > v->nports || init->cap.max_send_sge > 2 ||
 	    init->cap.max_recv_sge != 1)
-		return -EINVAL;
+		return ERR_PTR(-EINVAL);
+	qp = kzalloc(sizeof(*qp), GFP_KERNEL);
+	if (!qp)
+		return ERR_PTR(-ENOMEM);
 	size = roundup_pow_of_two(init->cap.max_recv_wr + 1);
 	qp->grq = kcalloc(size, sizeof(*qp->grq), GFP_KERNEL);
-	if (!qp->grq)
-		return -ENOMEM;
+	if (!qp->grq) {
+		kfree(qp);
+		return ERR_PTR(-ENOMEM);
+	}
+	spin_lock_init(&qp->lock);
+	qp->ibqp = ibqp;
 	qp->grq_mask = size - 1;
-	qp->gsi_port = port;
-	qp->ibqp.qp_num = 1;
+	qp->port = port;
+	qp->sq_size = init->cap.max_send_wr;
+	ibqp->qp_num = 1;
 
 	spin_lock_irqsave(&v->gsi_lock, flags);
 	if (v->gsi_qp[port]) {
 		spin_unlock_irqrestore(&v->gsi_lock, flags);
 		kfree(qp->grq);
-		return -EBUSY;
+		kfree(qp);
+		return ERR_PTR(-EBUSY);
 	}
 	v->gsi_qp[port] = qp;
 	spin_unlock_irqrestore(&v->gsi_lock, flags);
-	return 0;
+	return qp;
 }
 
-void mrbond_gsi_destroy(struct mrbond_vdev *v, struct mrbond_qp *qp)
+void mrbond_rdma_vdev_gsi_destroy(void *gsi)
 {
+	struct mrbond_gsi_qp *qp = gsi;
+	struct mrbond_vdev *v = mrbond_vdev_of(qp->ibqp->device);
 	unsigned long flags;
 
 	/* Sends still in flight complete into nothing from now on. */
 	spin_lock_irqsave(&v->gsi_lock, flags);
-	v->gsi_qp[qp->gsi_port] = NULL;
+	v->gsi_qp[qp->port] = NULL;
 	spin_unlock_irqrestore(&v->gsi_lock, flags);
 	kfree(qp->grq);
+	kfree(qp);
 }
 
 /* A completion on the QP1 of port, if it still exists. */
 static void mrbond_gsi_complete(struct mrbond_vdev *v, u32 port,
 				struct ib_wc *wc, bool recv)
 {
-	struct mrbond_qp *qp;
+	struct mrbond_gsi_qp *qp;
 	struct ib_cq *cq;
 	unsigned long flags;
 
 	spin_lock_irqsave(&v->gsi_lock, flags);
 	qp = v->gsi_qp[port];
 	if (qp) {
-		cq = recv ? qp->rcq : qp->scq;
-		wc->qp = &qp->ibqp;
+		cq = recv ? qp->ibqp->recv_cq : qp->ibqp->send_cq;
+		wc->qp = qp->ibqp;
 		if (!recv)
-			atomic_dec(&qp->gsi_sends);
+			atomic_dec(&qp->sends);
 		if (mrbond_rs_cq_push(cq, wc))
 			mrbond_rs_cq_kick_later(cq);
 	}
@@ -162,11 +177,11 @@ static void mrbond_gsi_sent(struct ib_mad_agent *agent,
 }
 
 /*
- * The QP a CM REQ or REP speaks for (its local QPN), or NULL. Under
- * objs_lock, which keeps the QP alive.
+ * The record of the QP a CM REQ or REP speaks for (its local QPN), or NULL.
+ * Under objs_lock, which keeps the QP alive.
  */
-static struct mrbond_qp *mrbond_gsi_cm_qp(struct mrbond_vdev *v,
-					  const struct mrbond_gsi_job *job)
+static struct mrbond_qp_cm *mrbond_gsi_cm_qp(struct mrbond_vdev *v,
+					     const struct mrbond_gsi_job *job)
 {
 	const struct ib_mad_hdr *hdr = (const void *)job->mad;
 	u32 qpn;
@@ -183,12 +198,12 @@ static struct mrbond_qp *mrbond_gsi_cm_qp(struct mrbond_vdev *v,
 }
 
 /* What a REJ needs to end qp's exchange (REQ or REP in job). objs_lock. */
-static void mrbond_gsi_note_cm(struct mrbond_qp *qp,
+static void mrbond_gsi_note_cm(struct mrbond_qp_cm *qp,
 			       const struct mrbond_gsi_job *job)
 {
 	const struct ib_mad_hdr *hdr = (const void *)job->mad;
 	const struct ib_global_route *grh = rdma_ah_read_grh(&job->ah);
-	struct mrbond_cm_exchange *cm = &qp->cm;
+	struct mrbond_cm_exchange *cm = &qp->x;
 
 	lockdep_assert_held(&job->v->objs_lock);
 	if (hdr->attr_id == CM_REQ_ATTR_ID) {
@@ -258,7 +273,7 @@ static void mrbond_gsi_send_work(struct work_struct *work)
 	struct ib_mad_send_buf *msg;
 	struct rdma_ah_attr mav;
 	struct ib_mad_agent *agent;
-	struct mrbond_qp *cm_qp;
+	struct mrbond_qp_cm *cm_qp;
 	struct ib_ah *mah;
 	int member, ret;
 
@@ -328,8 +343,9 @@ fail:
 }
 
 /* ib_mad's UD send on the vdev QP1: copied and sent from process context. */
-int mrbond_gsi_post_send(struct mrbond_vdev *v, struct mrbond_qp *qp,
-			 const struct ib_send_wr *wr)
+static int mrbond_gsi_post_send_one(struct mrbond_vdev *v,
+				    struct mrbond_gsi_qp *qp,
+				    const struct ib_send_wr *wr)
 {
 	const struct ib_ud_wr *ud = ud_wr(wr);
 	struct mrbond_gsi_job *job;
@@ -339,7 +355,7 @@ int mrbond_gsi_post_send(struct mrbond_vdev *v, struct mrbond_qp *qp,
 	if (wr->opcode != IB_WR_SEND || !ud->ah || wr->num_sge < 1 ||
 	    wr->num_sge > 2)
 		return -EINVAL;
-	if (atomic_read(&qp->gsi_sends) > qp->gsi_sq_size)
+	if (atomic_read(&qp->sends) > qp->sq_size)
 		return -ENOMEM;
 	job = kzalloc(sizeof(*job), GFP_ATOMIC);
 	if (!job)
@@ -360,19 +376,35 @@ int mrbond_gsi_post_send(struct mrbond_vdev *v, struct mrbond_qp *qp,
 		return -EINVAL;
 	}
 	job->v = v;
-	job->port = qp->gsi_port;
+	job->port = qp->port;
 	job->wr_id = wr->wr_id;
 	job->ah = *mrbond_rs_ah_attr(ud->ah);
 	job->remote_qpn = ud->remote_qpn;
 	job->pkey_index = ud->pkey_index;
 	INIT_WORK(&job->work, mrbond_gsi_send_work);
-	atomic_inc(&qp->gsi_sends);
+	atomic_inc(&qp->sends);
 	queue_work(v->gsi_wq, &job->work);
 	return 0;
 }
 
+int mrbond_rdma_vdev_gsi_post_send(void *gsi, const struct ib_send_wr *wr,
+				   const struct ib_send_wr **bad_wr)
+{
+	struct mrbond_gsi_qp *qp = gsi;
+	struct mrbond_vdev *v = mrbond_vdev_of(qp->ibqp->device);
+	int ret = 0;
+
+	for (; wr && !ret; wr = wr->next) {
+		ret = mrbond_gsi_post_send_one(v, qp, wr);
+		if (ret)
+			*bad_wr = wr;
+	}
+	return ret;
+}
+
 /* ib_mad's receive buffers: filled only by requests the members hand on. */
-int mrbond_gsi_post_recv(struct mrbond_qp *qp, const struct ib_recv_wr *wr)
+static int mrbond_gsi_post_recv_one(struct mrbond_gsi_qp *qp,
+				    const struct ib_recv_wr *wr)
 {
 	struct mrbond_gsi_rbuf *rb;
 
@@ -386,6 +418,23 @@ int mrbond_gsi_post_recv(struct mrbond_qp *qp, const struct ib_recv_wr *wr)
 	rb->length = wr->sg_list[0].length;
 	qp->grq_head++;
 	return 0;
+}
+
+int mrbond_rdma_vdev_gsi_post_recv(void *gsi, const struct ib_recv_wr *wr,
+				   const struct ib_recv_wr **bad_wr)
+{
+	struct mrbond_gsi_qp *qp = gsi;
+	unsigned long flags;
+	int ret = 0;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	for (; wr && !ret; wr = wr->next) {
+		ret = mrbond_gsi_post_recv_one(qp, wr);
+		if (ret)
+			*bad_wr = wr;
+	}
+	spin_unlock_irqrestore(&qp->lock, flags);
+	return ret;
 }
 
 /* The network header ib_init_ah_attr_from_wc() reads, as rxe writes it. */
@@ -450,7 +499,7 @@ static void mrbond_gsi_deliver(struct mrbond_vdev *v, u32 port,
 		.wc_flags = IB_WC_GRH | IB_WC_WITH_NETWORK_HDR_TYPE,
 		.port_num = port,
 	};
-	struct mrbond_qp *qp;
+	struct mrbond_gsi_qp *qp;
 	unsigned long flags;
 	bool have = false;
 
@@ -514,12 +563,33 @@ static void mrbond_gsi_inject(struct mrbond_vdev *v, u32 member,
 /* The IBTA CM class version (drivers/infiniband/core/cm_msgs.h). */
 #define MRBOND_CM_CLASS_VERSION	2
 
-/* Called by rust/rdma/qp_set.rs: see rdma_mrbond_rdma_helpers.h. */
-void mrbond_rdma_vdev_qp_abort_cm(struct ib_qp *ibqp, enum ib_qp_state was)
+/* Called by rust/rdma/qp.rs: see rdma_mrbond_rdma_helpers.h. */
+void *mrbond_rdma_vdev_qp_cm_new(struct ib_qp *ibqp, u32 slot)
 {
-	struct mrbond_vdev *v = mrbond_vdev_of(ibqp->device);
-	struct mrbond_qp *qp = to_mrbond_qp(ibqp);
-	struct mrbond_cm_exchange *cm = &qp->cm;
+	struct mrbond_qp_cm *qp = kzalloc(sizeof(*qp), GFP_KERNEL);
+
+	if (!qp)
+		return NULL;
+	qp->ibqp = ibqp;
+	qp->member = slot;
+	return qp;
+}
+
+bool mrbond_rdma_vdev_qp_cm_free(void *record)
+{
+	struct mrbond_qp_cm *qp = record;
+	bool aborted = qp->aborted;
+
+	kfree(qp);
+	return aborted;
+}
+
+/* Called by rust/rdma/qp_set.rs: see rdma_mrbond_rdma_helpers.h. */
+void mrbond_rdma_vdev_qp_abort_cm(void *record, enum ib_qp_state was)
+{
+	struct mrbond_qp_cm *qp = record;
+	struct mrbond_vdev *v = mrbond_vdev_of(qp->ibqp->device);
+	struct mrbond_cm_exchange *cm = &qp->x;
 	struct cm_rej_msg *rej;
 	struct ib_mad_hdr *hdr;
 	u16 vlan;
@@ -554,9 +624,9 @@ void mrbond_rdma_vdev_qp_abort_cm(struct ib_qp *ibqp, enum ib_qp_state was)
 	mrbond_gsi_gid_vlan(v, cm->port, &cm->ours, &vlan);
 	mrbond_gsi_deliver(v, cm->port, rej, &cm->theirs, &cm->ours, vlan);
 	kfree(rej);
-	qp->cm_aborted = true;
+	qp->aborted = true;
 	pr_info("%s: QP %u lost its member while connecting: %s rejected locally\n",
-		dev_name(&v->ibdev.dev), qp->ibqp.qp_num,
+		dev_name(&v->ibdev.dev), qp->ibqp->qp_num,
 		cm->sent == MRBOND_CM_SENT_REQ ? "REQ" : "REP");
 	cm->local_id = 0;
 }

@@ -4,10 +4,10 @@
 //! [`DeviceOps`] implementation, as `kernel::net::phy` builds a
 //! `phy_driver`, and the handles its verbs are given.
 
-use core::{ffi::c_void, marker::PhantomData, mem::MaybeUninit};
+use core::{ffi::c_void, marker::PhantomData, mem::MaybeUninit, ptr::NonNull};
 
 use kernel::{
-    error::{from_result, VTABLE_DEFAULT_ERROR},
+    error::{from_err_ptr, from_result, VTABLE_DEFAULT_ERROR},
     ffi::c_int,
     prelude::*,
     types::{ForeignOwnable, Opaque},
@@ -18,7 +18,9 @@ use super::{
     cq::{CqSet, CqWindow, Polling, Wc},
     mr::{MemberDevice, MrTable, MrWindow},
     pd::{MemberPd, NewPd, Pd, PdSet},
-    qp_path::QpWindow,
+    qp_path::{PathCounters, QpIds, QpWindow},
+    qp_proxy::CmRecord,
+    qp_set::QpPaths,
 };
 use crate::policy::{
     caps::{DeviceCaps, Limit},
@@ -50,6 +52,21 @@ impl Device {
 
     fn raw(&self) -> *mut bindings::ib_device {
         self.0.get()
+    }
+
+    /// The number of ports (`phys_port_cnt`), set before registration.
+    pub(crate) fn port_count(&self) -> u32 {
+        // SAFETY: by the type invariant the device is allocated; the count
+        // is set before it is registered and never changes after.
+        unsafe { (*self.raw()).phys_port_cnt }
+    }
+
+    /// Takes the device's objects lock (see [`ObjectsGuard`]). May sleep.
+    pub(crate) fn lock_objects(&self) -> ObjectsGuard<'_> {
+        // SAFETY: by the type invariant the device is allocated; the lock
+        // is a mutex, released by the guard's drop.
+        unsafe { bindings::mrbond_rdma_vdev_objs_lock(self.raw()) };
+        ObjectsGuard { dev: self }
     }
 
     /// The largest CQ a consumer may create (`attrs.max_cqe`).
@@ -255,6 +272,92 @@ pub(crate) enum LinkLayer {
     Ethernet,
 }
 
+/// The device's objects lock, held (`objs_lock` of the C container, until
+/// the members' slots move): member objects are made and destroyed, and
+/// members attached and detached, under it. Inside it nest the object
+/// sets' locks and the members' own verbs, never the driver's placement.
+pub(crate) struct ObjectsGuard<'a> {
+    dev: &'a Device,
+}
+
+/// A member's device, as the objects lock keeps it: for no longer than the
+/// lock is held.
+pub(crate) struct LockedMember<'g> {
+    dev: MemberDevice,
+    _guard: PhantomData<&'g ObjectsGuard<'g>>,
+}
+
+impl core::ops::Deref for LockedMember<'_> {
+    type Target = MemberDevice;
+
+    fn deref(&self) -> &MemberDevice {
+        &self.dev
+    }
+}
+
+impl ObjectsGuard<'_> {
+    /// Member `slot`'s device and port, while it is attached.
+    pub(crate) fn member(&self, slot: usize) -> Option<(LockedMember<'_>, u32)> {
+        let slot = u32::try_from(slot).ok()?;
+        let mut port = 0u32;
+        // SAFETY: the device is allocated; the lock is held.
+        let dev = unsafe { bindings::mrbond_rdma_vdev_member(self.dev.raw(), slot, &mut port) };
+        // SAFETY: under the objects lock, which the result cannot outlive,
+        // the member's device stays registered; its detach, under that
+        // lock, frees the member PDs, CQs and QPs made on it first.
+        let dev = unsafe { MemberDevice::from_raw(NonNull::new(dev)?) };
+        Some((
+            LockedMember {
+                dev,
+                _guard: PhantomData,
+            },
+            port,
+        ))
+    }
+
+    /// `vav`, an address vector of the device, made member `slot`'s in
+    /// `mav`: its source GID entry there is held while the result lives.
+    /// Drops the lock for up to a second (the neighbour resolution), hence
+    /// `&mut`: no [`LockedMember`] lives across it, and the caller checks
+    /// again what it read under the lock before. May sleep.
+    pub(crate) fn member_av(
+        &mut self,
+        slot: usize,
+        vav: &bindings::rdma_ah_attr,
+        mav: &mut bindings::rdma_ah_attr,
+    ) -> Result<GidAttrRef> {
+        let slot = u32::try_from(slot)?;
+        // SAFETY: the device is allocated, the lock held; `vav` and `mav`
+        // are valid for the call.
+        let gid = from_err_ptr(unsafe {
+            bindings::mrbond_rdma_vdev_member_av(self.dev.raw(), slot, vav, mav).cast_mut()
+        })?;
+        // INVARIANT: a reference the translation took for the caller.
+        Ok(GidAttrRef(NonNull::new(gid).ok_or(EINVAL)?))
+    }
+}
+
+impl Drop for ObjectsGuard<'_> {
+    fn drop(&mut self) {
+        // SAFETY: taken by `lock_objects`, held since.
+        unsafe { bindings::mrbond_rdma_vdev_objs_unlock(self.dev.raw()) };
+    }
+}
+
+/// A GID table entry, held: put when dropped.
+///
+/// # Invariants
+///
+/// `0` is an entry with a reference this handle owns.
+pub(crate) struct GidAttrRef(NonNull<bindings::ib_gid_attr>);
+
+impl Drop for GidAttrRef {
+    fn drop(&mut self) {
+        // SAFETY: by the type invariant the reference is ours to put.
+        unsafe { bindings::rdma_put_gid_attr(self.0.as_ptr()) };
+    }
+}
+
 /// The verbs of a device, by group, that its driver implements in Rust; a
 /// verb left out is the C table's (see [`OpsTable`]). Verbs that may sleep
 /// say so.
@@ -291,6 +394,46 @@ pub(crate) trait DeviceOps {
     /// Runs inside a race window of the QPs (see [`QpWindow`]), for fault
     /// injection in test builds; may sleep.
     fn qp_window(_window: QpWindow) {}
+
+    /// `create_qp` of an RC QP of `pd`: the member slot it goes to, for a
+    /// connection on `port` (0: none known). Takes the driver's locks,
+    /// never under the objects lock. May sleep.
+    fn place_qp(
+        data: &<Self::Data as ForeignOwnable>::Borrowed<'_>,
+        pd: &Pd<Self::PdData>,
+        port: u32,
+    ) -> Result<usize>;
+
+    /// The current task created a QP of `pd` on member `slot`.
+    fn qp_placed(pd: &Pd<Self::PdData>, slot: usize);
+
+    /// How many QPNs the device holds (live or in quarantine), after
+    /// dropping the quarantines that are over: the most collisions a member
+    /// can cause. Under the objects lock.
+    fn qpns_held(data: &<Self::Data as ForeignOwnable>::Borrowed<'_>) -> usize;
+
+    /// Claims `qpn` for a new RC QP whose proxy record is `record`;
+    /// `EBUSY` if the number is live or in quarantine. Under the objects
+    /// lock.
+    fn claim_qpn(
+        data: &<Self::Data as ForeignOwnable>::Borrowed<'_>,
+        qpn: u32,
+        record: &CmRecord,
+    ) -> Result;
+
+    /// Gives back a number claimed by a QP whose creation failed.
+    fn release_qpn(data: &<Self::Data as ForeignOwnable>::Borrowed<'_>, qpn: u32);
+
+    /// `qpn`'s QP is destroyed; `aborted`: the device ended its connection
+    /// exchange. Under the objects lock.
+    fn quarantine_qpn(data: &<Self::Data as ForeignOwnable>::Borrowed<'_>, qpn: u32, aborted: bool);
+
+    /// The device's RC QP data paths: by id, as a set, and their counters.
+    fn qp_ids<'a>(data: &'a <Self::Data as ForeignOwnable>::Borrowed<'_>) -> &'a QpIds;
+    fn qp_paths<'a>(data: &'a <Self::Data as ForeignOwnable>::Borrowed<'_>) -> &'a QpPaths;
+    fn path_counters<'a>(
+        data: &'a <Self::Data as ForeignOwnable>::Borrowed<'_>,
+    ) -> &'a PathCounters;
 
     /// `poll_cq`: makes a member's completion the device's (its QP, the
     /// consumer's `wr_id`, [`super::qp_path::translate_wc`]); false to drop it
@@ -655,6 +798,13 @@ impl OpsTable {
             create_ah: Some(Adapter::<T>::create_ah),
             destroy_ah: Some(Adapter::<T>::destroy_ah),
             size_ib_ah: Adapter::<T>::AH_SIZE,
+            create_qp: Some(Adapter::<T>::create_qp),
+            modify_qp: Some(Adapter::<T>::modify_qp),
+            query_qp: Some(Adapter::<T>::query_qp),
+            destroy_qp: Some(Adapter::<T>::destroy_qp),
+            post_send: Some(Adapter::<T>::post_send),
+            post_recv: Some(Adapter::<T>::post_recv),
+            size_ib_qp: Adapter::<T>::QP_SIZE,
             // SAFETY: all zeroes is a valid `ib_device_ops`: no owner, no
             // verbs, no object sizes, every one left to the C table.
             ..unsafe { MaybeUninit::<bindings::ib_device_ops>::zeroed().assume_init() }

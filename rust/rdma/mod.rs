@@ -14,7 +14,9 @@ pub(crate) mod device;
 pub(crate) mod irq_lock;
 pub(crate) mod mr;
 pub(crate) mod pd;
+pub(crate) mod qp;
 pub(crate) mod qp_path;
+pub(crate) mod qp_proxy;
 pub(crate) mod qp_set;
 pub(crate) mod rcu;
 pub(crate) mod set;
@@ -26,4 +28,10 @@ use kernel::error::Error;
 /// driver does not offer (6.12's `kernel::error::code` lacks it).
 pub(crate) fn eopnotsupp() -> Error {
     Error::from_errno(-(kernel::bindings::EOPNOTSUPP as i32))
+}
+
+/// `ENETDOWN`, which 6.12's kernel crate does not name: the member an
+/// object needs is gone.
+pub(crate) fn enetdown() -> Error {
+    Error::from_errno(-(kernel::bindings::ENETDOWN as i32))
 }

@@ -184,6 +184,24 @@ unsafe impl Send for MemberDevice {}
 // SAFETY: as above.
 unsafe impl Sync for MemberDevice {}
 
+impl MemberDevice {
+    /// Member device `dev`, as the device's objects lock holds it.
+    ///
+    /// # Safety
+    ///
+    /// `dev` must stay registered while the handle lives and until every
+    /// [`MemberPd`] made on it is dropped.
+    pub(super) unsafe fn from_raw(dev: NonNull<bindings::ib_device>) -> Self {
+        // INVARIANT: as the caller guarantees.
+        Self(dev)
+    }
+
+    /// The `ib_device`, for the member objects made on it.
+    pub(super) fn as_raw(&self) -> *mut bindings::ib_device {
+        self.0.as_ptr()
+    }
+}
+
 impl MemberPd {
     /// Allocates a PD on member device `dev`. May sleep.
     pub(crate) fn alloc_on(dev: &MemberDevice) -> Result<Self> {

@@ -161,6 +161,13 @@ impl MemberPd {
     pub(crate) fn as_raw(&self) -> *mut bindings::ib_pd {
         self.ptr.as_ptr()
     }
+
+    /// The lkey of the PD's local DMA MR on the member.
+    pub(crate) fn local_dma_lkey(&self) -> u32 {
+        // SAFETY: by the type invariant the PD is live; the key is set at
+        // its allocation.
+        unsafe { (*self.ptr.as_ptr()).local_dma_lkey }
+    }
 }
 
 impl Drop for MemberPd {

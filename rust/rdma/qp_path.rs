@@ -13,6 +13,7 @@
 //! ([`crate::policy::wrid`]).
 
 use core::{
+    ffi::c_void,
     mem::offset_of,
     ptr::NonNull,
     sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering},
@@ -297,8 +298,9 @@ struct Rings {
 /// # Invariants
 ///
 /// `qp` is the device's QP this path belongs to and `scq`, `rcq` its CQs,
-/// [`Cq`]s of the device: all outlive the path (the QP verbs free it before
-/// the QP goes, and the core keeps a QP's CQs while it lives).
+/// [`Cq`]s of the device; `cm` is the QP's record of its connection
+/// exchange: all outlive the path (the QP verbs free it before the QP and
+/// its record go, and the core keeps a QP's CQs while it lives).
 #[pin_data]
 pub(crate) struct QpPath {
     qp: NonNull<bindings::ib_qp>,
@@ -310,6 +312,8 @@ pub(crate) struct QpPath {
     id: u32,
     /// The `local_dma_lkey` of the member PD.
     local_dma_lkey: u32,
+    /// The device's record of the QP's connection exchange.
+    cm: NonNull<c_void>,
     /// Lock "mrbond:qp": the member QP and the shadow rings; held across
     /// the member post, so that a post never races with the member QP's
     /// destruction. Inside a CQ's "mrbond:cq-poll"; "mrbond:cq-swq"
@@ -343,6 +347,10 @@ pub(crate) struct NewQpPath {
     /// The queues' sizes, as the member QP was made.
     pub(crate) send_wrs: u32,
     pub(crate) recv_wrs: u32,
+    /// The device's record of the QP's connection exchange, which a
+    /// member's departure ends ([`QpPath::abort_cm`]); it outlives the
+    /// path.
+    pub(crate) cm: *mut c_void,
 }
 
 impl QpPath {
@@ -363,11 +371,12 @@ impl QpPath {
         if new.slot >= MAX_MEMBERS {
             return Err(EINVAL);
         }
-        let (qp, scq, rcq, member) = (
+        let (qp, scq, rcq, member, cm) = (
             NonNull::new(new.qp).ok_or(EINVAL)?,
             NonNull::new(new.scq).ok_or(EINVAL)?,
             NonNull::new(new.rcq).ok_or(EINVAL)?,
             NonNull::new(new.member_qp).ok_or(EINVAL)?,
+            NonNull::new(new.cm).ok_or(EINVAL)?,
         );
         let (sq, rq) = (Ring::new(new.send_wrs)?, Ring::new(new.recv_wrs)?);
         // Reserved now, published once the path is complete.
@@ -390,6 +399,7 @@ impl QpPath {
                 slot: new.slot,
                 id,
                 local_dma_lkey: new.local_dma_lkey,
+                cm,
                 // INVARIANT: as the caller guarantees, the member QP is live.
                 rings <- new_spinlock_irq!(
                     Rings {
@@ -729,9 +739,9 @@ impl QpPath {
     /// The caller must hold the device's objects lock, under which the
     /// device keeps its QPs' exchange records.
     pub(super) unsafe fn abort_cm(&self, was: bindings::ib_qp_state) {
-        // SAFETY: by the type invariant the QP is live; the caller holds
-        // the objects lock.
-        unsafe { bindings::mrbond_rdma_vdev_qp_abort_cm(self.qp.as_ptr(), was) };
+        // SAFETY: by the type invariant the record is live; the caller
+        // holds the objects lock.
+        unsafe { bindings::mrbond_rdma_vdev_qp_abort_cm(self.cm.as_ptr(), was) };
     }
 
     /// A detach takes the member QP to destroy it (posts meanwhile only

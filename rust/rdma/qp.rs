@@ -1,0 +1,636 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Queue pairs: the object the core allocates for a QP of a device whose QP
+//! verbs are Rust's ([`Qp`]), and those verbs.
+//!
+//! An RC QP is backed by a QP on the member its driver places it on
+//! ([`DeviceOps::place_qp`]): the member QP's number is the QP's (the peer
+//! addresses it), claimed from the driver ([`DeviceOps::claim_qpn`]); its
+//! WRs go through its data path ([`QpPath`]). QP1 is the device's GSI
+//! proxy ([`GsiQp`], C's until the proxy moves). Member objects are made
+//! and destroyed under the device's objects lock ([`ObjectsGuard`]), which
+//! orders them against a member's detach.
+
+use core::{
+    ffi::c_void,
+    mem::{align_of, size_of},
+    ptr::{addr_of, addr_of_mut, null_mut, NonNull},
+    sync::atomic::{AtomicU32, Ordering},
+};
+
+use kernel::{
+    error::{from_err_ptr, from_result, to_result},
+    ffi::c_int,
+    prelude::*,
+    types::{ForeignOwnable, Opaque},
+};
+
+use super::{
+    bindings,
+    cq::Cq,
+    device::{Adapter, Device, DeviceOps, ObjectsGuard},
+    pd::{MemberPd, Pd},
+    qp_path::{MemberCounters, NewQpPath, QpPath},
+    qp_proxy::{CmRecord, GsiQp},
+    wr::Target,
+};
+
+/// The SGEs a WR may have: as many as the member's copy has room for.
+const MAX_SGE: u32 = bindings::MRBOND_RDMA_MAX_SGE;
+
+/// The object the core allocates for a QP (`size_ib_qp` bytes, zeroed): the
+/// core's `ib_qp` first, as `INIT_RDMA_OBJ_SIZE` requires, then ours.
+///
+/// # Invariants
+///
+/// A `&Qp` exists only for a QP whose `create_qp` initialised `kind` and
+/// whose `destroy_qp` has not taken it yet.
+#[repr(C)]
+pub(crate) struct Qp {
+    ibqp: Opaque<bindings::ib_qp>,
+    kind: QpKind,
+}
+
+enum QpKind {
+    Rc(RcQp),
+    Gsi(GsiQp),
+}
+
+/// An RC QP: its data path and the GSI proxy's record of it.
+struct RcQp {
+    path: Pin<KBox<QpPath>>,
+    cm: CmRecord,
+    /// The device port of the last `IB_QP_PORT` or AV, 0 before: what
+    /// `query_qp` reports (the member's port is its own).
+    vport: AtomicU32,
+}
+
+// SAFETY: a `&Qp` gives out only the core's QP, which the core shares
+// between threads, and state behind atomics or locks.
+unsafe impl Sync for Qp {}
+
+impl Qp {
+    /// The QP whose `ib_qp` is at `ptr`.
+    ///
+    /// # Safety
+    ///
+    /// `ptr` must be the `ib_qp` of a [`Qp`] whose `kind` is initialised
+    /// and stays so for `'a`: after its `create_qp` succeeded and before
+    /// its `destroy_qp`.
+    unsafe fn from_raw<'a>(ptr: *mut bindings::ib_qp) -> &'a Self {
+        // CAST: `Qp` is `repr(C)` with the `ib_qp` at offset 0.
+        // INVARIANT: guaranteed by the caller.
+        // SAFETY: the caller guarantees the object is live for `'a`.
+        unsafe { &*ptr.cast::<Self>() }
+    }
+
+    /// The state `query_qp` reports for a QP with no member QP to ask.
+    fn state(&self) -> bindings::ib_qp_state {
+        match &self.kind {
+            QpKind::Rc(rc) => rc.path.state(),
+            QpKind::Gsi(gsi) => gsi.state.load(Ordering::Relaxed),
+        }
+    }
+
+    fn vport(&self) -> u32 {
+        match &self.kind {
+            QpKind::Rc(rc) => rc.vport.load(Ordering::Relaxed),
+            QpKind::Gsi(_) => 0,
+        }
+    }
+}
+
+/// A QP this module created on a member device, destroyed when dropped
+/// unless given to a data path.
+///
+/// # Invariants
+///
+/// `0` is a live member QP that nothing else destroys.
+struct MemberQpOwned(NonNull<bindings::ib_qp>);
+
+impl MemberQpOwned {
+    fn qp_num(&self) -> u32 {
+        // SAFETY: by the type invariant the QP is live; its number is set
+        // at creation.
+        unsafe { (*self.0.as_ptr()).qp_num }
+    }
+
+    /// Gives the QP up, to a data path that destroys it.
+    fn into_raw(self) -> *mut bindings::ib_qp {
+        let qp = self.0.as_ptr();
+        core::mem::forget(self);
+        qp
+    }
+}
+
+impl Drop for MemberQpOwned {
+    fn drop(&mut self) {
+        // SAFETY: by the type invariant the QP is live and ours to destroy.
+        // `ib_destroy_qp()` is this call with no user data.
+        unsafe { bindings::ib_destroy_qp_user(self.0.as_ptr(), null_mut()) };
+    }
+}
+
+/// A member QP's event is its device QP's: passed to that QP's consumer.
+///
+/// # Safety
+///
+/// Called by the member's driver with the context given at creation: the
+/// device's live QP, which destroys the member QP before it goes.
+unsafe extern "C" fn member_qp_event(mev: *mut bindings::ib_event, ctx: *mut c_void) {
+    let ibqp = ctx.cast::<bindings::ib_qp>();
+    let mut ev = bindings::ib_event::default();
+    // SAFETY: as the caller guarantees, `ibqp` is live; the core set its
+    // device, handler and context before `create_qp`. The member's event is
+    // valid for the call.
+    let (device, handler, qp_ctx, event) = unsafe {
+        (
+            (*ibqp).device,
+            (*ibqp).event_handler,
+            (*ibqp).qp_context,
+            (*mev).event,
+        )
+    };
+    ev.device = device;
+    // SAFETY: writes the union's QP member, the one a QP event names.
+    unsafe { *ev.element.qp.as_mut() = ibqp };
+    ev.event = event;
+    if let Some(handler) = handler {
+        // SAFETY: the core's handler of the QP, with an event of it.
+        unsafe { handler(&mut ev, qp_ctx) };
+    }
+}
+
+/// Whether the SGEs asked for (`struct ib_qp_cap`) fit the posts' copies.
+fn caps_fit(cap: &bindings::ib_qp_cap) -> bool {
+    cap.max_send_sge <= MAX_SGE && cap.max_recv_sge <= MAX_SGE
+}
+
+impl<T: DeviceOps> Adapter<T> {
+    /// `size_ib_qp`: the core allocates a [`Qp`] for every QP.
+    pub(super) const QP_SIZE: usize = {
+        // `kzalloc()` aligns to `ARCH_KMALLOC_MINALIGN` (at least 8).
+        assert!(align_of::<Qp>() <= 8);
+        size_of::<Qp>()
+    };
+
+    /// Creates on member `slot` the member QP of RC QP `ibqp`, taking a
+    /// number free on the device: members hand out the same QPN sequence,
+    /// so after any imbalance a member's next numbers may all be taken.
+    /// Colliding QPs are kept until a free number comes, so that the
+    /// member does not hand the same one back; a member can collide at
+    /// most once per number the device holds, which bounds the tries.
+    /// `init` gets the capabilities the member granted. May sleep.
+    fn create_member_qp(
+        data: &<T::Data as ForeignOwnable>::Borrowed<'_>,
+        mpd: &MemberPd,
+        init: &mut bindings::ib_qp_init_attr,
+        cm: &CmRecord,
+    ) -> Result<MemberQpOwned> {
+        let tries = T::qpns_held(data).checked_add(1).ok_or(ENOMEM)?;
+        let mut taken = KVec::<MemberQpOwned>::with_capacity(tries, GFP_KERNEL)?;
+        for _ in 0..tries {
+            // SAFETY: plain C data, copied bit for bit.
+            let mut attr = unsafe { core::ptr::read(init) };
+            // SAFETY: `mpd` is a live member PD; `attr` names member CQs
+            // and a context that outlive the QP (see `create_rc`).
+            let mqp =
+                from_err_ptr(unsafe { bindings::mrbond_rdma_create_qp(mpd.as_raw(), &mut attr) })?;
+            // INVARIANT: just created; ours until given to a path.
+            let mqp = MemberQpOwned(NonNull::new(mqp).ok_or(ENOMEM)?);
+            match T::claim_qpn(data, mqp.qp_num(), cm) {
+                Ok(()) => {
+                    *init = attr;
+                    return Ok(mqp);
+                }
+                Err(e) if e == EBUSY => taken.push(mqp, GFP_KERNEL)?,
+                Err(e) => return Err(e),
+            }
+        }
+        Err(EBUSY)
+    }
+
+    /// `create_qp` of an RC QP: placed on a member, created there under the
+    /// objects lock.
+    ///
+    /// # Safety
+    ///
+    /// As [`Adapter::create_qp`]; `init` is the core's, valid for the call.
+    unsafe fn create_rc(
+        data: &<T::Data as ForeignOwnable>::Borrowed<'_>,
+        dev: &Device,
+        ibqp: *mut bindings::ib_qp,
+        init: &mut bindings::ib_qp_init_attr,
+    ) -> Result<RcQp> {
+        if !caps_fit(&init.cap) {
+            return Err(EINVAL);
+        }
+        // SAFETY: the core sets the QP's PD before `create_qp`; it is a
+        // live `Pd` of the device while the QP exists.
+        let pd = unsafe { Pd::<T::PdData>::from_raw((*ibqp).pd) };
+        // rdma_create_qp() passes the port of the connection.
+        let port = if init.port_num <= dev.port_count() {
+            init.port_num
+        } else {
+            0
+        };
+        // The placement takes the bond's locks: before the objects lock.
+        let slot = T::place_qp(data, pd, port)?;
+        let slot_u32 = u32::try_from(slot)?;
+        let objects = dev.lock_objects();
+        let (mdev, mport) = objects.member(slot).ok_or_else(super::enetdown)?;
+        // SAFETY: the core's CQs of the QP, `Cq`s of the device, live while
+        // the QP does.
+        let (scq, rcq) = unsafe { (Cq::from_raw(init.send_cq), Cq::from_raw(init.recv_cq)) };
+        // SAFETY: under the objects lock `mdev` is member `slot`'s device,
+        // registered until its detach, which frees the member CQs first.
+        let (mscq, mrcq) = unsafe {
+            (
+                scq.member(slot, mdev.as_raw())?,
+                rcq.member(slot, mdev.as_raw())?,
+            )
+        };
+        let cm = CmRecord::new(ibqp, slot_u32)?;
+        let made = T::with_member_pd(pd, slot, &mdev, |mpd| {
+            // SAFETY: plain C data, copied bit for bit.
+            let mut minit = unsafe { core::ptr::read(init) };
+            // `init.port_num` is the device's port; the member has its own.
+            minit.port_num = mport;
+            minit.send_cq = mscq;
+            minit.recv_cq = mrcq;
+            minit.qp_context = ibqp.cast();
+            minit.event_handler = Some(member_qp_event);
+            // rdma_rw contexts belong to the device's QP, whose MRs are ours.
+            minit.cap.max_rdma_ctxs = 0;
+            let mqp = Self::create_member_qp(data, mpd, &mut minit, &cm)?;
+            Ok((mqp, minit.cap, mpd.local_dma_lkey()))
+        });
+        let (mqp, cap, lkey) = match made {
+            Ok(made) => made,
+            Err(e) => {
+                cm.free(&objects);
+                return Err(e);
+            }
+        };
+        let qpn = mqp.qp_num();
+        let new = NewQpPath {
+            qp: ibqp,
+            scq: init.send_cq,
+            rcq: init.recv_cq,
+            slot,
+            member_qp: mqp.0.as_ptr(),
+            local_dma_lkey: lkey,
+            send_wrs: cap.max_send_wr,
+            recv_wrs: cap.max_recv_wr,
+            cm: cm.as_raw(),
+        };
+        // SAFETY: the QP, its CQs and the record live until `destroy_qp`
+        // ends the path; the member QP until the path gives it up.
+        let path = unsafe { QpPath::new::<T>(&new, T::qp_ids(data), T::qp_paths(data)) };
+        let path = match path {
+            Ok(path) => path,
+            Err(e) => {
+                T::release_qpn(data, qpn);
+                drop(mqp);
+                cm.free(&objects);
+                return Err(e);
+            }
+        };
+        // The path owns the member QP now.
+        let _ = mqp.into_raw();
+        init.cap = cap;
+        init.cap.max_rdma_ctxs = 0;
+        // SAFETY: the core's QP, ours during `create_qp`.
+        unsafe { (*ibqp).qp_num = qpn };
+        T::qp_placed(pd, slot);
+        if let Some(c) = T::path_counters(data).get(slot) {
+            c.add_qps(1);
+        }
+        drop(objects);
+        Ok(RcQp {
+            path,
+            cm,
+            vport: AtomicU32::new(0),
+        })
+    }
+
+    /// # Safety
+    ///
+    /// Called by the RDMA core with a zeroed [`Qp`] of `QP_SIZE` bytes whose
+    /// `ib_qp` it filled in, on a device whose table is `T`'s and whose
+    /// driver data is a `T::Data`, with its `init`.
+    pub(super) unsafe extern "C" fn create_qp(
+        ibqp: *mut bindings::ib_qp,
+        init: *mut bindings::ib_qp_init_attr,
+        udata: *mut bindings::ib_udata,
+    ) -> c_int {
+        from_result(|| {
+            // No ucontext exists until userspace verbs do.
+            if !udata.is_null() {
+                return Err(super::eopnotsupp());
+            }
+            // SAFETY: the core sets the QP's device before `create_qp`; the
+            // device is allocated while it has QPs.
+            let dev = unsafe { Device::from_raw((*ibqp).device) };
+            // SAFETY: the device is `T`'s and holds its data until its
+            // `.dealloc_driver`, after its last verb.
+            let data = unsafe { dev.driver_data::<T::Data>() }?;
+            // SAFETY: the core's, valid for the call.
+            let init = unsafe { &mut *init };
+            let kind = match init.qp_type {
+                // SAFETY: as this function's caller guarantees.
+                bindings::ib_qp_type_IB_QPT_GSI => QpKind::Gsi(unsafe { GsiQp::new(ibqp, init) }?),
+                // UD waits for a use; SRQs are not offered (max_srq 0).
+                bindings::ib_qp_type_IB_QPT_RC if init.srq.is_null() && init.create_flags == 0 => {
+                    // SAFETY: as this function's caller guarantees.
+                    QpKind::Rc(unsafe { Self::create_rc(&data, dev, ibqp, init) }?)
+                }
+                _ => return Err(super::eopnotsupp()),
+            };
+            let raw = ibqp.cast::<Qp>();
+            // SAFETY: the object is a `Qp` (`QP_SIZE` bytes, `repr(C)` with
+            // the `ib_qp` first) whose `kind` nothing has seen yet.
+            unsafe { addr_of_mut!((*raw).kind).write(kind) };
+            Ok(0)
+        })
+    }
+
+    /// # Safety
+    ///
+    /// Called by the RDMA core, once, on a QP whose `create_qp` succeeded,
+    /// after its last post.
+    pub(super) unsafe extern "C" fn destroy_qp(
+        ibqp: *mut bindings::ib_qp,
+        _udata: *mut bindings::ib_udata,
+    ) -> c_int {
+        let raw = ibqp.cast::<Qp>();
+        // SAFETY: `create_qp` initialised `kind`; the core frees the object
+        // after this returns and calls nothing else on the QP, so this
+        // takes it out for good.
+        let kind = unsafe { addr_of!((*raw).kind).read() };
+        // SAFETY: the QP's device is allocated while it has QPs.
+        let dev = unsafe { Device::from_raw((*ibqp).device) };
+        // SAFETY: the core's QP; its number never changes.
+        let qpn = unsafe { (*ibqp).qp_num };
+        let objects = dev.lock_objects();
+        match kind {
+            QpKind::Gsi(gsi) => drop(gsi),
+            QpKind::Rc(rc) => {
+                // SAFETY: the device is `T`'s and holds its data until its
+                // `.dealloc_driver`, which the core calls after the last
+                // QP is gone.
+                let Ok(data) = (unsafe { dev.driver_data::<T::Data>() }) else {
+                    return 0;
+                };
+                let slot = rc.path.slot();
+                if let Some(counters) = T::path_counters(&data).get(slot) {
+                    // No poll translates a completion of the QP after this,
+                    // nor returns one the device synthesised for it:
+                    // members may still hold CQEs of a destroyed QP (rxe
+                    // does not purge them).
+                    let mqp = QpPath::end(rc.path, T::qp_ids(&data), T::qp_paths(&data), counters);
+                    if let Some(mqp) = mqp {
+                        // INVARIANT: the path gave it up; destroyed here.
+                        drop(MemberQpOwned(mqp));
+                        counters.add_qps(-1);
+                    }
+                }
+                let aborted = rc.cm.free(&objects);
+                T::quarantine_qpn(&data, qpn, aborted);
+            }
+        }
+        0
+    }
+
+    /// # Safety
+    ///
+    /// Called by the RDMA core on a live QP of a device whose table is
+    /// `T`'s, with `attr` valid for the call.
+    pub(super) unsafe extern "C" fn modify_qp(
+        ibqp: *mut bindings::ib_qp,
+        attr: *mut bindings::ib_qp_attr,
+        mask: c_int,
+        udata: *mut bindings::ib_udata,
+    ) -> c_int {
+        from_result(|| {
+            let unsupported = bindings::ib_qp_attr_mask_IB_QP_ALT_PATH
+                | bindings::ib_qp_attr_mask_IB_QP_PATH_MIG_STATE;
+            let bits = u32::try_from(mask).map_err(|_| EINVAL)?;
+            if !udata.is_null() || bits & unsupported != 0 {
+                return Err(super::eopnotsupp());
+            }
+            // SAFETY: as the caller guarantees.
+            let (qp, attr) = unsafe { (Qp::from_raw(ibqp), &*attr) };
+            // SAFETY: the QP's device is allocated while it has QPs.
+            let dev = unsafe { Device::from_raw((*ibqp).device) };
+            let mut objects = dev.lock_objects();
+            let state = bits & bindings::ib_qp_attr_mask_IB_QP_STATE != 0;
+            match &qp.kind {
+                QpKind::Gsi(gsi) => {
+                    if state {
+                        gsi.state.store(attr.qp_state, Ordering::Relaxed);
+                    }
+                    Ok(0)
+                }
+                QpKind::Rc(rc) => rc.modify(dev, &mut objects, attr, mask, bits).map(|()| 0),
+            }
+        })
+    }
+
+    /// # Safety
+    ///
+    /// Called by the RDMA core on a live QP of a device whose table is
+    /// `T`'s, with `attr` and `init` valid for writes for the call.
+    pub(super) unsafe extern "C" fn query_qp(
+        ibqp: *mut bindings::ib_qp,
+        attr: *mut bindings::ib_qp_attr,
+        mask: c_int,
+        init: *mut bindings::ib_qp_init_attr,
+    ) -> c_int {
+        from_result(|| {
+            // SAFETY: as the caller guarantees.
+            let qp = unsafe { Qp::from_raw(ibqp) };
+            // SAFETY: the QP's device is allocated while it has QPs.
+            let dev = unsafe { Device::from_raw((*ibqp).device) };
+            let objects = dev.lock_objects();
+            let mqp = match &qp.kind {
+                QpKind::Rc(rc) => rc.path.member_qp(),
+                QpKind::Gsi(_) => None,
+            };
+            match mqp {
+                Some(mqp) => {
+                    // SAFETY: the member QP is live under the objects lock
+                    // (a detach destroys it under that lock); `attr` and
+                    // `init` are the caller's.
+                    to_result(unsafe { bindings::ib_query_qp(mqp.as_ptr(), attr, mask, init) })?
+                }
+                None => {
+                    let state = qp.state();
+                    // SAFETY: the caller's, valid for writes.
+                    unsafe {
+                        attr.write(bindings::ib_qp_attr {
+                            qp_state: state,
+                            cur_qp_state: state,
+                            ..Default::default()
+                        });
+                        init.write(bindings::ib_qp_init_attr::default());
+                    }
+                }
+            }
+            drop(objects);
+            let vport = qp.vport();
+            // SAFETY: the caller's, valid for writes; the core's QP, whose
+            // CQs, context and type are set at creation.
+            unsafe {
+                // The device's view: its port, its CQs, the ULP's context.
+                (*attr).port_num = vport;
+                (*attr).ah_attr.port_num = vport;
+                (*attr).ah_attr.grh.sgid_attr = core::ptr::null();
+                (*init).send_cq = (*ibqp).send_cq;
+                (*init).recv_cq = (*ibqp).recv_cq;
+                (*init).qp_context = (*ibqp).qp_context;
+                (*init).event_handler = None;
+                (*init).qp_type = (*ibqp).qp_type;
+                (*init).cap.max_rdma_ctxs = 0;
+            }
+            Ok(0)
+        })
+    }
+
+    /// # Safety
+    ///
+    /// Called by the RDMA core on a live QP of a device whose table is
+    /// `T`'s, with a consumer's chain of send WRs and `bad_wr` valid for
+    /// the call; any context.
+    pub(super) unsafe extern "C" fn post_send(
+        ibqp: *mut bindings::ib_qp,
+        wr: *const bindings::ib_send_wr,
+        bad_wr: *mut *const bindings::ib_send_wr,
+    ) -> c_int {
+        // SAFETY: as the caller guarantees.
+        let qp = unsafe { Qp::from_raw(ibqp) };
+        match &qp.kind {
+            // SAFETY: the proxy's QP1, with the caller's chain.
+            QpKind::Gsi(gsi) => unsafe {
+                bindings::mrbond_rdma_vdev_gsi_post_send(gsi.ptr.as_ptr(), wr, bad_wr)
+            },
+            // SAFETY: as the caller guarantees.
+            QpKind::Rc(rc) => unsafe {
+                Self::post_rc(ibqp, &rc.path, |p, t, c| p.post_send(t, c, wr, bad_wr))
+            },
+        }
+    }
+
+    /// # Safety
+    ///
+    /// As [`Adapter::post_send`], with receive WRs.
+    pub(super) unsafe extern "C" fn post_recv(
+        ibqp: *mut bindings::ib_qp,
+        wr: *const bindings::ib_recv_wr,
+        bad_wr: *mut *const bindings::ib_recv_wr,
+    ) -> c_int {
+        // SAFETY: as the caller guarantees.
+        let qp = unsafe { Qp::from_raw(ibqp) };
+        match &qp.kind {
+            // SAFETY: the proxy's QP1, with the caller's chain.
+            QpKind::Gsi(gsi) => unsafe {
+                bindings::mrbond_rdma_vdev_gsi_post_recv(gsi.ptr.as_ptr(), wr, bad_wr)
+            },
+            // SAFETY: as the caller guarantees.
+            QpKind::Rc(rc) => unsafe {
+                Self::post_rc(ibqp, &rc.path, |p, t, c| p.post_recv(t, c, wr, bad_wr))
+            },
+        }
+    }
+}
+
+impl<T: DeviceOps> Adapter<T> {
+    /// Runs `post` on an RC QP's path with its [`Target`] and its member's
+    /// counters.
+    ///
+    /// # Safety
+    ///
+    /// `ibqp` must be a live QP of a device whose table is `T`'s, and
+    /// `path` its data path.
+    unsafe fn post_rc(
+        ibqp: *mut bindings::ib_qp,
+        path: &QpPath,
+        post: impl FnOnce(&QpPath, &Target<'_>, &MemberCounters) -> c_int,
+    ) -> c_int {
+        // SAFETY: the QP's device is allocated while it has QPs.
+        let dev = unsafe { Device::from_raw((*ibqp).device) };
+        // SAFETY: the device is `T`'s and holds its data until its
+        // `.dealloc_driver`, after its last verb.
+        let Ok(data) = (unsafe { dev.driver_data::<T::Data>() }) else {
+            return ENODEV.to_errno();
+        };
+        let Some(counters) = T::path_counters(&data).get(path.slot()) else {
+            return EINVAL.to_errno();
+        };
+        let target = Target {
+            mrs: T::mrs(&data),
+            dev: path.device(),
+            slot: path.slot(),
+            local_dma_lkey: path.local_dma_lkey(),
+        };
+        post(path, &target, counters)
+    }
+}
+
+impl RcQp {
+    /// `modify_qp` of an RC QP: passed to its member QP, with the device's
+    /// port and address vector made the member's. Under the objects lock,
+    /// which the AV translation may drop.
+    fn modify(
+        &self,
+        dev: &Device,
+        objects: &mut ObjectsGuard<'_>,
+        attr: &bindings::ib_qp_attr,
+        mask: c_int,
+        bits: u32,
+    ) -> Result {
+        let slot = self.path.slot();
+        let to_state = (bits & bindings::ib_qp_attr_mask_IB_QP_STATE != 0).then_some(attr.qp_state);
+        let Some(mqp) = self.path.member_qp() else {
+            // The member is gone; only the way out is open.
+            return match to_state {
+                Some(
+                    s @ (bindings::ib_qp_state_IB_QPS_ERR | bindings::ib_qp_state_IB_QPS_RESET),
+                ) => {
+                    self.path.set_state(s);
+                    Ok(())
+                }
+                _ => Err(super::enetdown()),
+            };
+        };
+        let (_, mport) = objects.member(slot).ok_or_else(super::enetdown)?;
+        // SAFETY: plain C data, copied bit for bit.
+        let mut mattr = KBox::new(unsafe { core::ptr::read(attr) }, GFP_KERNEL)?;
+        if bits & bindings::ib_qp_attr_mask_IB_QP_PORT != 0 {
+            if attr.port_num < 1 || attr.port_num > dev.port_count() {
+                return Err(EINVAL);
+            }
+            self.vport.store(attr.port_num, Ordering::Relaxed);
+            mattr.port_num = mport;
+        }
+        let _gid = if bits & bindings::ib_qp_attr_mask_IB_QP_AV != 0 {
+            let gid = objects.member_av(slot, &attr.ah_attr, &mut mattr.ah_attr)?;
+            self.vport.store(attr.ah_attr.port_num, Ordering::Relaxed);
+            // The objects lock may have been dropped: is the member QP
+            // still there?
+            if self.path.member_qp() != Some(mqp) {
+                return Err(super::enetdown());
+            }
+            Some(gid)
+        } else {
+            None
+        };
+        // SAFETY: the member QP is live under the objects lock; `mattr` is
+        // a valid attribute set for `mask`.
+        to_result(unsafe { bindings::ib_modify_qp(mqp.as_ptr(), &mut *mattr, mask) })?;
+        if let Some(state) = to_state {
+            self.path.set_state(state);
+        }
+        Ok(())
+    }
+}
