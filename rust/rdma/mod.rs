@@ -21,6 +21,7 @@ pub(crate) mod qp_set;
 pub(crate) mod rcu;
 pub(crate) mod set;
 pub(crate) mod wr;
+pub(crate) mod xarray;
 
 use kernel::error::Error;
 

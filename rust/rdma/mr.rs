@@ -17,7 +17,7 @@ use core::{
 
 use kernel::{
     error::from_err_ptr,
-    ffi::{c_int, c_uint, c_ulong},
+    ffi::{c_int, c_uint},
     new_mutex,
     prelude::*,
     sync::Mutex,
@@ -29,6 +29,7 @@ use super::{
     device::{Adapter, Device, DeviceOps},
     pd::{MemberPd, Pd},
     rcu,
+    xarray::XArray,
 };
 use crate::policy::MAX_MEMBERS;
 
@@ -42,15 +43,11 @@ const LKEY_INDEX_MAX: u32 = (1 << (32 - KEY_BYTE_BITS)) - 1;
 
 /// Where the MR of a member MR is filed in [`MrTable`]'s rkey index: the
 /// member's slot above the rkey's index, which is unique on that member.
-fn rkey_slot_index(slot: usize, rkey: u32) -> c_ulong {
-    // `slot < MAX_MEMBERS`: no overflow on a 32-bit `unsigned long` either.
-    (slot << (32 - KEY_BYTE_BITS)) | xa_index(rkey >> KEY_BYTE_BITS)
-}
-
-/// An XArray index from a key's index: `unsigned long` holds any `u32` on
-/// every target the kernel supports.
-fn xa_index(index: u32) -> c_ulong {
-    index as c_ulong
+fn rkey_slot_index(slot: usize, rkey: u32) -> u32 {
+    const _: () = assert!(MAX_MEMBERS <= 1 << KEY_BYTE_BITS);
+    // `slot < MAX_MEMBERS`, which fits in the key byte's bits: no overflow.
+    let slot = u32::try_from(slot).unwrap_or(0);
+    (slot << (32 - KEY_BYTE_BITS)) | (rkey >> KEY_BYTE_BITS)
 }
 
 /// The member an MR is bound to, fixed at allocation.
@@ -218,14 +215,14 @@ impl MemberPd {
 /// Every entry of `lkeys` and `rkeys` is a live [`Mr`]: it is erased under
 /// `members`' lock before its `dereg_mr` frees it after a grace period.
 /// An MR's entry in `rkeys` exists while its `member_mr` is not null.
-#[pin_data(PinnedDrop)]
+#[pin_data]
 pub(crate) struct MrTable {
     /// lkey >> 8 -> `Mr`; index 0 is never used (the local DMA lkey).
     #[pin]
-    lkeys: Opaque<kernel::bindings::xarray>,
+    lkeys: XArray<Mr>,
     /// [`rkey_slot_index`] -> the `Mr` whose member MR has that rkey.
     #[pin]
-    rkeys: Opaque<kernel::bindings::xarray>,
+    rkeys: XArray<Mr>,
     /// Lock "mrbond:mrs": MRs join and leave the indexes, and members come
     /// and go, under it. Inside the vdev's `objs_lock`; only the PDs'
     /// locks and the members' own MR and PD verbs nest inside it.
@@ -233,21 +230,12 @@ pub(crate) struct MrTable {
     members: Mutex<[Option<MemberDevice>; MAX_MEMBERS]>,
 }
 
-// SAFETY: the XArrays are written under their own lock (and ours) and read
-// under RCU from any thread; the MRs they point at are `Sync` in the same
-// way.
-unsafe impl Send for MrTable {}
-// SAFETY: as above.
-unsafe impl Sync for MrTable {}
-
 impl MrTable {
     /// An empty table with no member.
     pub(crate) fn new() -> impl PinInit<Self> {
         pin_init!(Self {
-            // SAFETY: `p` is the XArray's place, which it initialises.
-            lkeys <- Opaque::ffi_init(|p| unsafe { bindings::mrbond_rdma_xa_init(p, true) }),
-            // SAFETY: as above.
-            rkeys <- Opaque::ffi_init(|p| unsafe { bindings::mrbond_rdma_xa_init(p, false) }),
+            lkeys <- XArray::new_allocating(),
+            rkeys <- XArray::new(),
             members <- new_mutex!([const { None }; MAX_MEMBERS], "mrbond:mrs"),
         })
     }
@@ -284,7 +272,7 @@ impl MrTable {
             };
             let mmr = mr.member_mr.swap(ptr::null_mut(), Ordering::AcqRel);
             if !mmr.is_null() {
-                self.erase(&self.rkeys, rkey_slot_index(slot, b.rkey));
+                self.rkeys.erase(rkey_slot_index(slot, b.rkey));
                 mr.orphan.store(mmr, Ordering::Relaxed);
             }
         });
@@ -305,38 +293,19 @@ impl MrTable {
     /// Runs `f` on every MR of the device; under `members`' lock, so none
     /// joins or leaves meanwhile.
     fn for_each(&self, mut f: impl FnMut(&Mr)) {
-        let mut index: c_ulong = 0;
-        let mut after = false;
-        loop {
-            // SAFETY: the XArray is initialised; `index` is valid.
-            let entry =
-                unsafe { bindings::mrbond_rdma_xa_find(self.lkeys.get(), &mut index, after) };
-            if entry.is_null() {
-                break;
-            }
-            after = true;
+        for mr in self.lkeys.entries() {
             // SAFETY: by the type invariant the entry is a live `Mr`, which
             // cannot leave while the caller holds the lock.
-            f(unsafe { &*entry.cast::<Mr>() });
+            f(unsafe { mr.as_ref() });
         }
     }
 
-    fn erase(&self, xa: &Opaque<kernel::bindings::xarray>, index: c_ulong) {
-        // SAFETY: the XArray is initialised; `xa_erase` takes its lock.
-        unsafe { kernel::bindings::xa_erase(xa.get(), index) };
-    }
-
     /// The MR at `index` of `xa`, valid while `_guard` is held.
-    fn load<'g>(
-        xa: &Opaque<kernel::bindings::xarray>,
-        index: c_ulong,
-        _guard: &'g rcu::Guard,
-    ) -> Option<&'g Mr> {
-        // SAFETY: the XArray is initialised; `xa_load` takes no lock.
-        let entry = unsafe { kernel::bindings::xa_load(xa.get(), index) };
+    fn load<'g>(xa: &XArray<Mr>, index: u32, _guard: &'g rcu::Guard) -> Option<&'g Mr> {
         // SAFETY: by the type invariant an entry is a live `Mr`, freed
-        // only a grace period after it was erased: after `_guard`.
-        unsafe { entry.cast::<Mr>().as_ref() }
+        // only a grace period after it was erased: after `_guard`. Any
+        // thread may read it: what changes after it is filed is atomic.
+        xa.load(index).map(|mr| unsafe { mr.as_ref() })
     }
 
     /// What `lkey`, posted on a QP of member `slot`, stands for. Any
@@ -346,7 +315,7 @@ impl MrTable {
             return Lkey::LocalDma;
         }
         let guard = rcu::Guard::new();
-        let Some(mr) = Self::load(&self.lkeys, xa_index(lkey >> KEY_BYTE_BITS), &guard) else {
+        let Some(mr) = Self::load(&self.lkeys, lkey >> KEY_BYTE_BITS, &guard) else {
             return Lkey::Unknown;
         };
         match mr.binding {
@@ -382,10 +351,10 @@ impl MrTable {
             kernel::error::to_result(unsafe { bindings::mrbond_rdma_dereg_mr(mmr) })?;
             mr.member_mr.store(ptr::null_mut(), Ordering::Release);
             if let Some(b) = mr.binding {
-                self.erase(&self.rkeys, rkey_slot_index(b.slot, b.rkey));
+                self.rkeys.erase(rkey_slot_index(b.slot, b.rkey));
             }
         }
-        self.erase(&self.lkeys, xa_index(mr.lkey_index.load(Ordering::Relaxed)));
+        self.lkeys.erase(mr.lkey_index.load(Ordering::Relaxed));
         drop(members);
         Ok(())
     }
@@ -402,36 +371,28 @@ impl MrTable {
         // SAFETY: the MR stays pinned: it is freed only by
         // `free_after_grace`, through this raw pointer.
         let raw = KBox::into_raw(unsafe { core::pin::Pin::into_inner_unchecked(mr) });
-        let mut index = 0u32;
-        // SAFETY: the XArray is initialised; `raw` is a live `Mr`.
-        let ret = unsafe {
-            bindings::mrbond_rdma_xa_alloc(
-                self.lkeys.get(),
-                &mut index,
-                raw.cast(),
-                1,
-                LKEY_INDEX_MAX,
-            )
+        // SAFETY: `raw` comes from `KBox::into_raw`: not null.
+        let entry = unsafe { NonNull::new_unchecked(raw) };
+        let filed = self
+            .lkeys
+            .alloc(entry, 1, LKEY_INDEX_MAX)
+            .and_then(|index| {
+                let Some(b) = binding else {
+                    return Ok(index);
+                };
+                self.rkeys
+                    .insert(rkey_slot_index(b.slot, b.rkey), entry)
+                    .inspect_err(|_| self.lkeys.erase(index))
+                    .map(|()| index)
+            });
+        let index = match filed {
+            Ok(index) => index,
+            Err(e) => {
+                // SAFETY: indexed nowhere; the member MR is the caller's again.
+                drop(unsafe { KBox::from_raw(raw) });
+                return Err(e);
+            }
         };
-        let filed = kernel::error::to_result(ret).and_then(|()| {
-            let Some(b) = binding else {
-                return Ok(());
-            };
-            // SAFETY: as above.
-            let ret = unsafe {
-                bindings::mrbond_rdma_xa_insert(
-                    self.rkeys.get(),
-                    rkey_slot_index(b.slot, b.rkey),
-                    raw.cast(),
-                )
-            };
-            kernel::error::to_result(ret).inspect_err(|_| self.erase(&self.lkeys, xa_index(index)))
-        });
-        if let Err(e) = filed {
-            // SAFETY: indexed nowhere; the member MR is the caller's again.
-            drop(unsafe { KBox::from_raw(raw) });
-            return Err(e);
-        }
         // SAFETY: `raw` is live; its `ib_mr` is the core's only after the
         // return.
         unsafe {
@@ -441,18 +402,6 @@ impl MrTable {
             (*ibmr).rkey = binding.map_or(0, |b| b.rkey);
         }
         Ok(raw.cast())
-    }
-}
-
-#[pinned_drop]
-impl PinnedDrop for MrTable {
-    fn drop(self: Pin<&mut Self>) {
-        // The core destroys every MR before the device's driver data goes.
-        // SAFETY: initialised by `new`; no MR is left to be found.
-        unsafe {
-            kernel::bindings::xa_destroy(self.lkeys.get());
-            kernel::bindings::xa_destroy(self.rkeys.get());
-        }
     }
 }
 

@@ -27,18 +27,13 @@ use super::{
     device::DeviceOps,
     irq_lock::{new_spinlock_irq, SpinLockIrq},
     qp_set::QpPaths,
-    rcu,
     wr::{Refused, Target},
+    xarray::XArray,
 };
 use crate::policy::{wrid, MAX_MEMBERS};
 
 /// The SGEs a WR may have: as many as the member's copy has room for.
 const MAX_SGE: usize = bindings::MRBOND_RDMA_MAX_SGE as usize;
-
-/// The XArray index of QP id `id`.
-fn xa_index(id: u32) -> usize {
-    usize::try_from(id).unwrap_or(usize::MAX)
-}
 
 /// The data path's counters of one member.
 #[derive(Default)]
@@ -108,55 +103,34 @@ impl PathCounters {
 ///
 /// # Invariants
 ///
-/// `xa` is an initialised allocating XArray whose entries are the
-/// [`QpPath`]s of live QPs: a path is stored once it is initialised and
-/// erased before it is freed, by [`QpPath::end`].
-#[pin_data(PinnedDrop)]
+/// Every entry of `xa` is the [`QpPath`] of a live QP: a path is stored
+/// once it is initialised and erased before it is freed, by
+/// [`QpPath::end`], which then passes the poll locks of the QP's CQs.
+#[pin_data]
 pub(crate) struct QpIds {
+    /// Ids are handed out cyclically, so that a stale completion finds no
+    /// new QP for a long while.
     #[pin]
-    xa: Opaque<kernel::bindings::xarray>,
-    /// The next id to try: ids are handed out cyclically, so that a stale
-    /// completion finds no new QP for a long while.
-    next: Opaque<u32>,
+    xa: XArray<QpPath>,
 }
-
-// SAFETY: the XArray takes its own lock for changes and is read under RCU;
-// `next` is only written under the XArray's lock (`__xa_alloc_cyclic`).
-unsafe impl Send for QpIds {}
-// SAFETY: as above.
-unsafe impl Sync for QpIds {}
 
 impl QpIds {
     /// An empty table.
     pub(crate) fn new() -> impl PinInit<Self> {
         pin_init!(Self {
-            // SAFETY: `p` is the XArray's, valid for writes.
-            xa <- Opaque::ffi_init(|p| unsafe { bindings::mrbond_rdma_xa_init(p, true) }),
-            next: Opaque::new(1),
+            xa <- XArray::new_allocating(),
         })
     }
 
     /// The path of QP `id`, if it is live, for the translation of one of
     /// its completions.
     fn get<'a>(&'a self, id: u32, _polling: &'a Polling<'_>) -> Option<&'a QpPath> {
-        let _guard = rcu::Guard::new();
-        // SAFETY: the XArray is initialised; `xa_load` takes no lock.
-        let entry = unsafe { kernel::bindings::xa_load(self.xa.get(), xa_index(id)) };
         // SAFETY: by the type invariant a stored path is live until
         // `QpPath::end`, which erases it first and then passes the poll
         // locks of the QP's CQs: the caller holds the poll lock of the CQ
         // its completion came from (`_polling`), one of the QP's, and the
         // reference does not outlive that proof.
-        NonNull::new(entry.cast::<QpPath>()).map(|p| unsafe { p.as_ref() })
-    }
-}
-
-#[pinned_drop]
-impl PinnedDrop for QpIds {
-    fn drop(self: Pin<&mut Self>) {
-        // SAFETY: the XArray is initialised; its entries (none by now: a
-        // device outlives its QPs) are not owned by it.
-        unsafe { kernel::bindings::xa_destroy(self.xa.get()) };
+        self.xa.load(id).map(|p| unsafe { p.as_ref() })
     }
 }
 
@@ -380,17 +354,7 @@ impl QpPath {
         );
         let (sq, rq) = (Ring::new(new.send_wrs)?, Ring::new(new.recv_wrs)?);
         // Reserved now, published once the path is complete.
-        let mut id = 0u32;
-        // SAFETY: the XArray is initialised; `id` and `next` are valid.
-        to_result(unsafe {
-            bindings::mrbond_rdma_xa_alloc_cyclic(
-                ids.xa.get(),
-                &mut id,
-                1,
-                wrid::QP_ID_MAX,
-                ids.next.get(),
-            )
-        })?;
+        let id = ids.xa.reserve_cyclic(1, wrid::QP_ID_MAX)?;
         let path = KBox::pin_init(
             pin_init!(Self {
                 qp,
@@ -422,16 +386,13 @@ impl QpPath {
         let path = match path.and_then(|path| paths.insert(&path).map(|()| path)) {
             Ok(path) => path,
             Err(e) => {
-                // SAFETY: the reserved id holds no entry yet.
-                unsafe { kernel::bindings::xa_erase(ids.xa.get(), xa_index(id)) };
+                ids.xa.erase(id);
                 return Err(e);
             }
         };
-        let entry = core::ptr::from_ref::<Self>(&path).cast_mut().cast();
         // INVARIANT: the path is initialised; `end` erases it before the
-        // box is dropped. A reserved slot needs no allocation to store.
-        // SAFETY: the XArray is initialised.
-        unsafe { bindings::mrbond_rdma_xa_store(ids.xa.get(), id, entry) };
+        // box is dropped.
+        ids.xa.store_reserved(id, NonNull::from(&*path));
         Ok(path)
     }
 
@@ -781,8 +742,7 @@ impl QpPath {
         paths.remove_then(&*this, || ());
         // SAFETY: initialised by `new`.
         unsafe { kernel::bindings::cancel_work_sync(this.fatal_work.get()) };
-        // SAFETY: the XArray is initialised; `xa_erase` takes its lock.
-        unsafe { kernel::bindings::xa_erase(ids.xa.get(), xa_index(this.id)) };
+        ids.xa.erase(this.id);
         let qp = this.qp.as_ptr().cast_const();
         this.cq(false).forget_qp(qp);
         if this.rcq != this.scq {
