@@ -126,10 +126,12 @@ int mrbond_glue_netdev_name(u32 ifindex, char *name);
 void mrbond_glue_notify_member(const struct mrbond_bond_info *bond, u32 slot);
 /*
  * A fault-injection point that Rust passes (include/rdma_mrbond_inject.h);
- * nothing outside test builds. _any: in any context.
+ * nothing outside test builds. _any: in any context; _fail: whether the
+ * caller fails, once, where it is armed.
  */
 void mrbond_glue_inject(enum mrbond_inject_point point);
 void mrbond_glue_inject_any(enum mrbond_inject_point point);
+bool mrbond_glue_inject_fail(enum mrbond_inject_point point);
 
 /* C internal: hands the registry to the netlink handlers. */
 void mrbond_netlink_set_ctx(void *ctx);

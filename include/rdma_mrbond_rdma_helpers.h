@@ -23,8 +23,22 @@
 /* The SGEs of a WR the vdev takes: the room of its member copy. */
 #define MRBOND_RDMA_MAX_SGE	MRBOND_MAX_SGE
 
+struct ib_cm_id;
+struct ib_mad_agent;
 struct net_device;
 struct xarray;
+
+/* TCP ports whose CM requests members hand to the vdev (cm_ports=). */
+#define MRBOND_CM_PORTS_MAX	8
+
+/*
+ * A leaving member's GSI proxy objects: its send agent and REQ listeners,
+ * taken out of its slot under objs_lock and released without it.
+ */
+struct mrbond_rdma_gsi_member {
+	struct ib_mad_agent *mad_agent;
+	struct ib_cm_id *listen[MRBOND_CM_PORTS_MAX];
+};
 
 /*
  * What a post hands a member (rust/rdma/wr.rs fills it): a copy of the
@@ -51,6 +65,17 @@ struct mrbond_rdma_recv {
 void mrbond_rdma_dev_put(struct net_device *ndev);
 /* READ_ONCE(ndev->mtu): net_device is opaque to the kernel crate. */
 unsigned int mrbond_rdma_netdev_mtu(const struct net_device *ndev);
+/* ether_addr_copy(mac, ndev->dev_addr), for the same reason. */
+void mrbond_rdma_netdev_mac(const struct net_device *ndev, u8 *mac);
+/* ib_device_try_get() (an inline): a registration reference, if any. */
+bool mrbond_rdma_device_try_get(struct ib_device *dev);
+/*
+ * The MAC of dgid as seen from sgid's netdev: rdma_resolve_ip() waited
+ * for (the core's own lookup for kernel callers,
+ * rdma_addr_find_l2_eth_by_grh(), is not exported). Sleeps up to a second.
+ */
+int mrbond_rdma_resolve_dmac(const struct ib_gid_attr *sgid,
+			     const union ib_gid *dgid, u8 *dmac);
 
 /* ib_alloc_pd(dev, 0) (a macro) and ib_dealloc_pd() (an inline). */
 struct ib_pd *mrbond_rdma_alloc_pd(struct ib_device *dev);
@@ -127,15 +152,21 @@ void mrbond_rdma_vdev_objs_unlock(struct ib_device *ibdev);
 struct ib_device *mrbond_rdma_vdev_member(struct ib_device *ibdev, u32 slot,
 					  u32 *port);
 /*
- * vav onto member slot in mav (verbs/mrbond_verbs_av.c): the member's GID
- * entry, held (rdma_put_gid_attr()), or an ERR_PTR. Under objs_lock, which
- * it may drop for up to a second: the caller checks again what it read
- * under the lock before.
+ * Member slot's device becomes dev (port 1: members are single-port RoCE
+ * devices), or none; the GSI proxy starts its send agent and REQ listeners
+ * on a new one. Under objs_lock.
  */
-const struct ib_gid_attr *
-mrbond_rdma_vdev_member_av(struct ib_device *ibdev, u32 slot,
-			   const struct rdma_ah_attr *vav,
-			   struct rdma_ah_attr *mav);
+int mrbond_rdma_vdev_set_member(struct ib_device *ibdev, u32 slot,
+				struct ib_device *dev);
+/*
+ * The GSI proxy objects of member slot, taken out of it under objs_lock
+ * (no send picks them up again), then released without it: that flushes
+ * the member's MAD work, which may create objects on the vdev. Pending
+ * sends complete, flushed, and running REQ handlers return first.
+ */
+void mrbond_rdma_vdev_gsi_take(struct ib_device *ibdev, u32 slot,
+			       struct mrbond_rdma_gsi_member *res);
+void mrbond_rdma_gsi_release(struct mrbond_rdma_gsi_member *res);
 /*
  * The GSI proxy's QP1 of the port in init, for the vdev QP qp (whose
  * qp_num it sets); an ERR_PTR on failure. Destroyed under objs_lock; the

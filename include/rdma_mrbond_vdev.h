@@ -95,26 +95,6 @@ struct mrbond_vdev *mrbond_vdev_from_ibdev(struct ib_device *dev);
 /* Dispatches IB_EVENT_PORT_ACTIVE or IB_EVENT_PORT_ERR for port. */
 void mrbond_vdev_port_event(struct mrbond_vdev *v, u32 port, bool active);
 
-/*
- * Rust -> C: the members behind the verbs proxy (verbs/mrbond_verbs_member.c).
- * Process context; they take the vdev's objs_lock and may sleep.
- */
-
-/* The member device of slot is dev (port 1); new objects may use it. */
-int mrbond_vdev_member_attach(struct mrbond_vdev *v, u32 slot,
-			      struct ib_device *dev);
-/*
- * The member of slot is unusable: every QP on it goes to ERR (the member
- * flushes its WRs) and gets IB_EVENT_QP_FATAL. Its objects stay.
- */
-void mrbond_vdev_member_fail(struct mrbond_vdev *v, u32 slot);
-/*
- * The member of slot goes away (device removal or member del): its QPs are
- * failed, its objects destroyed, and every WR still outstanding on them is
- * completed with IB_WC_WR_FLUSH_ERR from the shadow rings. Synchronous.
- */
-void mrbond_vdev_member_detach(struct mrbond_vdev *v, u32 slot);
-
 /* Rust -> C (shim/mrbond_sysfs.c): the mrbond/ directory of a registered vdev. */
 int mrbond_sysfs_add(struct mrbond_vdev *v);
 void mrbond_sysfs_del(struct mrbond_vdev *v);
@@ -125,43 +105,24 @@ void mrbond_sysfs_member_del(struct mrbond_vdev *v, u32 slot);
 
 /*
  * The vdev's objects are Rust's (rust/rdma/): PDs (rust/vdev_pd.rs), MRs,
- * CQs, AHs and QPs. A member's attach, fail and detach, and the GSI proxy,
- * reach them through these.
+ * CQs, AHs and QPs, and so are members coming and going under them
+ * (rust/rdma/member.rs). The GSI proxy reaches them through these.
  *
- * Member slot is going away, its QPs and MRs gone: every PD of the vdev
- * frees its object there. Under objs_lock.
- */
-void mrbond_rs_pds_detach(void *bond, u32 slot);
-/*
- * Member slot's device is dev until mrbond_rs_mrs_detach(); under objs_lock.
- */
-int mrbond_rs_mrs_attach(void *bond, u32 slot, struct ib_device *dev);
-/*
- * Member slot is going away, its QPs destroyed: its MRs become orphans and
- * their member MRs are freed. Under objs_lock, before mrbond_rs_pds_detach().
- */
-void mrbond_rs_mrs_detach(void *bond, u32 slot);
-/*
- * Member slot turned unusable: its QPs enter ERR (the member flushes
- * their WRs) and are reported fatal; how many. Under objs_lock.
- */
-u32 mrbond_rs_qps_fail(void *bond, u32 slot);
-/*
- * Member slot is going away, its CQs unhooked: its QPs enter ERR, their
- * member QPs are destroyed and every WR left completes with a flush, in
- * order; how many member QPs. Under objs_lock. The caller kicks the CQs,
- * then reports the QPs fatal (qps_fatal).
- */
-u32 mrbond_rs_qps_detach(void *bond, u32 slot);
-void mrbond_rs_qps_fatal(void *bond, u32 slot);
-/* WRs of member slot completed with a flush error so far. */
-u64 mrbond_rs_member_flushed(void *bond, u32 slot);
-/*
  * The GSI proxy's record (struct mrbond_qp_cm) of the RC QP that qpn is
  * live for (rust/vdev_qpns.rs), or NULL. Under objs_lock, which keeps the
  * QP and its record alive.
  */
 void *mrbond_rs_qpn_qp(void *bond, u32 qpn);
+/*
+ * vav of the vdev made member slot's in mav, with the bond's traffic class
+ * (rust/rdma/av.rs): the member's GID entry, held (rdma_put_gid_attr()),
+ * or an ERR_PTR. Under objs_lock, which it may drop for up to a second:
+ * the caller checks again what it read under the lock before.
+ */
+const struct ib_gid_attr *mrbond_rs_member_av(void *bond, struct ib_device *ibdev,
+					      u32 slot,
+					      const struct rdma_ah_attr *vav,
+					      struct rdma_ah_attr *mav);
 /* The attributes AH ah was created with, to send by. Any context. */
 const struct rdma_ah_attr *mrbond_rs_ah_attr(struct ib_ah *ah);
 /*
@@ -171,14 +132,6 @@ const struct rdma_ah_attr *mrbond_rs_ah_attr(struct ib_ah *ah);
 bool mrbond_rs_cq_push(struct ib_cq *cq, const struct ib_wc *wc);
 /* The CQ's consumer is told from cb_wq, if it armed the CQ. Any context. */
 void mrbond_rs_cq_kick_later(struct ib_cq *cq);
-/*
- * Member slot is going away: no poll reads its CQs (unhook, before its QPs
- * are destroyed), then they are freed (after). Under objs_lock.
- */
-void mrbond_rs_cqs_unhook(void *bond, u32 slot);
-void mrbond_rs_cqs_free_unhooked(void *bond);
-/* Every CQ's consumer is told of the flushes a detach queued. */
-void mrbond_rs_cqs_kick_later(void *bond);
 /*
  * The member slot whose QP1 should carry a MAD of vdev port `port` (rail:
  * the port's member while usable), or -1 if none is usable. Process context.

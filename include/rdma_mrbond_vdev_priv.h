@@ -10,18 +10,16 @@
 #include <linux/workqueue.h>
 #include <rdma/ib_verbs.h>
 
+#include "rdma_mrbond_rdma_helpers.h"
 #include "rdma_mrbond_vdev.h"
 
 struct mrbond_gsi_qp;
 struct mrbond_sysfs_kobj;
 
-/* TCP ports whose CM requests members hand to the vdev (cm_ports=). */
-#define MRBOND_CM_PORTS_MAX	8
-
 /*
  * A member as the verbs proxy sees it. dev is set and cleared by Rust
- * (mrbond_vdev_member_attach/detach) under objs_lock. Its data-path
- * counters are Rust's (rust/rdma/qp_path.rs).
+ * (rust/rdma/member.rs, through mrbond_rdma_vdev_set_member()) under
+ * objs_lock. Its data-path counters are Rust's (rust/rdma/qp_path.rs).
  */
 struct mrbond_member_slot {
 	struct mrbond_vdev *v;		/* back pointers, fixed at alloc */
@@ -38,12 +36,6 @@ struct mrbond_member_slot {
  * by rust/rdma/device.rs), set before mrbond_vdev.c's own table.
  */
 extern const struct ib_device_ops mrbond_rs_dev_ops;
-
-/* A leaving member's GSI proxy objects, released without objs_lock. */
-struct mrbond_gsi_member_res {
-	struct ib_mad_agent *mad_agent;
-	struct ib_cm_id *listen[MRBOND_CM_PORTS_MAX];
-};
 
 struct mrbond_vdev {
 	struct ib_device ibdev;		/* offset 0: ib_alloc_device() */

@@ -7,9 +7,10 @@
  * RC QP lives on the member Rust places it on, with its data path
  * (rust/rdma/qp_path.rs); QP1 is the GSI proxy here, whose CM MADs go out
  * through the member of the QP they speak for, other MADs through the
- * member Rust names (mrbond_rs_gsi_member()). What stays here: the AV
- * translation onto a member (mrbond_member_av()), the GSI proxy, and the
- * members' attach, fail and detach under objs_lock.
+ * member Rust names (mrbond_rs_gsi_member()), with their AVs made the
+ * member's by Rust (mrbond_rs_member_av()). What stays here: the GSI proxy
+ * and the member slots it uses; members are attached, failed and detached
+ * by Rust (rust/rdma/member.rs) under objs_lock.
  *
  * Locks, outermost first:
  *  - mrbond_vdev.objs_lock (mutex "mrbond:vdev-objects"): member objects
@@ -95,15 +96,7 @@ static inline struct mrbond_vdev *mrbond_vdev_of(struct ib_device *ibdev)
 	return container_of(ibdev, struct mrbond_vdev, ibdev);
 }
 
-/* verbs/mrbond_verbs_av.c */
-const struct ib_gid_attr *mrbond_member_av(struct mrbond_vdev *v, int member,
-					    const struct rdma_ah_attr *vav,
-					    struct rdma_ah_attr *mav);
-
 /* verbs/mrbond_verbs_gsi.c */
 void mrbond_gsi_member_attach(struct mrbond_vdev *v, u32 slot);
-void mrbond_gsi_member_take(struct mrbond_vdev *v, u32 slot,
-			    struct mrbond_gsi_member_res *res);
-void mrbond_gsi_member_release(struct mrbond_gsi_member_res *res);
 
 #endif /* _RDMA_MRBOND_VERBS_PRIV_H */

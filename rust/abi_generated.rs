@@ -327,6 +327,9 @@ extern "C" {
 extern "C" {
     pub fn mrbond_glue_inject_any(point: mrbond_inject_point);
 }
+extern "C" {
+    pub fn mrbond_glue_inject_fail(point: mrbond_inject_point) -> bool_;
+}
 #[repr(C)]
 #[derive(Debug)]
 pub struct mrbond_vdev {
@@ -410,19 +413,6 @@ extern "C" {
 }
 extern "C" {
     pub fn mrbond_vdev_port_event(v: *mut mrbond_vdev, port: u32_, active: bool_);
-}
-extern "C" {
-    pub fn mrbond_vdev_member_attach(
-        v: *mut mrbond_vdev,
-        slot: u32_,
-        dev: *mut ib_device,
-    ) -> ffi::c_int;
-}
-extern "C" {
-    pub fn mrbond_vdev_member_fail(v: *mut mrbond_vdev, slot: u32_);
-}
-extern "C" {
-    pub fn mrbond_vdev_member_detach(v: *mut mrbond_vdev, slot: u32_);
 }
 extern "C" {
     pub fn mrbond_sysfs_add(v: *mut mrbond_vdev) -> ffi::c_int;

@@ -462,7 +462,7 @@ impl Bond {
     /// ran (0 if none), to report our reaction time.
     pub(crate) fn evaluate(&self, now: u64, event_ns: u64) -> Option<u64> {
         let mut events: [Option<(usize, bool)>; MAX_MEMBERS] = [None; MAX_MEMBERS];
-        let mut failed = [false; MAX_MEMBERS];
+        let mut failed: [Option<Name>; MAX_MEMBERS] = [None; MAX_MEMBERS];
         let deadline = {
             let mut guard = self.state.lock();
             let st = &mut *guard;
@@ -499,7 +499,7 @@ impl Bond {
                     }
                     if t.usability_changed() && t.to.usability == Usability::Unusable {
                         if let Some(f) = failed.get_mut(slot) {
-                            *f = true;
+                            *f = Some(member.name);
                         }
                     }
                 }
@@ -515,8 +515,10 @@ impl Bond {
         if let Some(v) = self.vdev.lock().as_ref() {
             // QPs of a member that turned unusable go to ERR now: the ULP
             // reconnects over a usable one instead of waiting out retries.
-            for (slot, _) in failed.iter().enumerate().filter(|(_, f)| **f) {
-                v.member_fail(u32::try_from(slot).unwrap_or(u32::MAX));
+            for (slot, name) in failed.iter().enumerate() {
+                if let Some(name) = name {
+                    v.member_fail(slot, name.as_cstr());
+                }
             }
             for &(port, netdev, name) in rebind.iter().flatten() {
                 match v.set_port_netdev(port, netdev) {
@@ -560,7 +562,7 @@ impl Bond {
             if *attached || *refused {
                 continue;
             }
-            match v.member_attach(u32::try_from(slot).unwrap_or(u32::MAX), dev) {
+            match v.member_attach(slot, dev) {
                 Ok(()) => *attached = true,
                 Err(e) => {
                     *refused = true;
@@ -574,10 +576,10 @@ impl Bond {
         }
     }
 
-    /// The member in `slot` is going away: the verbs proxy destroys its
-    /// objects and flushes their WRs before this returns. Not under the
+    /// The member in `slot`, named `name`, is going away: the vdev destroys
+    /// its objects and flushes their WRs before this returns. Not under the
     /// state lock.
-    pub(crate) fn detach_member(&self, slot: usize) {
+    pub(crate) fn detach_member(&self, slot: usize, name: &CStr) {
         {
             let mut st = self.state.lock();
             if let Some(a) = st.attached.get_mut(slot) {
@@ -586,7 +588,7 @@ impl Bond {
             st.sync_placer();
         }
         if let Some(v) = self.vdev.lock().as_ref() {
-            v.member_detach(u32::try_from(slot).unwrap_or(u32::MAX));
+            v.member_detach(slot, name);
         }
     }
 

@@ -22,10 +22,9 @@ use crate::{
     ffi::*,
     rdma::{
         ah::Ah,
-        bindings::{ib_ah, ib_cq, ib_device, ib_wc, rdma_ah_attr},
+        bindings::{ib_ah, ib_cq, ib_device, ib_gid_attr, ib_wc, rdma_ah_attr},
         cq::{Cq, Wc},
-        device::OpsTable,
-        qp_set,
+        device::{Device, OpsTable},
     },
     registry::Registry,
     vdev_verbs::VdevVerbs,
@@ -314,139 +313,6 @@ pub(crate) unsafe extern "C" fn mrbond_rs_netdev_unregister(ctx: *mut c_void, if
 #[export_name = "mrbond_rs_dev_ops"]
 pub(crate) static VDEV_OPS: OpsTable = OpsTable::new::<VdevVerbs>();
 
-/// A member slot from C, which the callers keep below `MAX_MEMBERS`.
-fn slot_of(slot: u32) -> Result<usize> {
-    usize::try_from(slot)
-        .ok()
-        .filter(|&s| s < MAX_MEMBERS)
-        .ok_or(EINVAL)
-}
-
-/// Member `slot` of the vdev is going away: every PD frees its object there.
-///
-/// # Safety
-///
-/// Called by the member's detach with the bond of a live vdev, holding its
-/// `objs_lock`, after the member's QPs and MRs are destroyed.
-#[no_mangle]
-pub(crate) unsafe extern "C" fn mrbond_rs_pds_detach(bond_ptr: *mut c_void, slot: u32) {
-    // SAFETY: as the caller guarantees.
-    let bond = unsafe { bond(bond_ptr) };
-    if let Ok(slot) = slot_of(slot) {
-        bond.pds.for_each(|pd| pd.data().detach(slot));
-    }
-}
-
-/// Member `slot`'s device is `mdev` until `mrbond_rs_mrs_detach()`; 0 or
-/// -errno.
-///
-/// # Safety
-///
-/// Called by the member's attach with the bond of a live vdev, holding its
-/// `objs_lock`, with a registered `mdev` that stays registered until the
-/// member's detach has called `mrbond_rs_mrs_detach()` and
-/// `mrbond_rs_pds_detach()`.
-#[no_mangle]
-pub(crate) unsafe extern "C" fn mrbond_rs_mrs_attach(
-    bond_ptr: *mut c_void,
-    slot: u32,
-    mdev: *mut ib_device,
-) -> c_int {
-    from_result(|| {
-        // SAFETY: as the caller guarantees.
-        let bond = unsafe { bond(bond_ptr) };
-        // SAFETY: the caller keeps `mdev` registered past the detach of its
-        // MRs and PDs.
-        unsafe { bond.mrs.attach(slot_of(slot)?, mdev) }?;
-        Ok(0)
-    })
-}
-
-/// Member `slot` is going away, its QPs destroyed: its MRs become orphans.
-///
-/// # Safety
-///
-/// Called by the member's detach with the bond of a live vdev, holding its
-/// `objs_lock`, in process context.
-#[no_mangle]
-pub(crate) unsafe extern "C" fn mrbond_rs_mrs_detach(bond_ptr: *mut c_void, slot: u32) {
-    // SAFETY: as the caller guarantees.
-    let bond = unsafe { bond(bond_ptr) };
-    if let Ok(slot) = slot_of(slot) {
-        bond.mrs.detach(slot);
-    }
-}
-
-/// Member `slot` turned unusable: its QPs enter ERR and are reported fatal;
-/// how many.
-///
-/// # Safety
-///
-/// Called by the member's failure with the bond of a live vdev, holding its
-/// `objs_lock`, in process context.
-#[no_mangle]
-pub(crate) unsafe extern "C" fn mrbond_rs_qps_fail(bond_ptr: *mut c_void, slot: u32) -> u32 {
-    // SAFETY: as the caller guarantees.
-    let bond = unsafe { bond(bond_ptr) };
-    match slot_of(slot) {
-        // SAFETY: the caller holds `objs_lock`.
-        Ok(slot) => unsafe { qp_set::fail_member(&bond.qp_paths, slot) },
-        Err(_) => 0,
-    }
-}
-
-/// Member `slot` is going away: its QPs enter ERR, their member QPs are
-/// destroyed and their WRs left flushed; how many member QPs.
-///
-/// # Safety
-///
-/// Called by the member's detach with the bond of a live vdev, holding its
-/// `objs_lock`, after the member's CQs are unhooked; process context.
-#[no_mangle]
-pub(crate) unsafe extern "C" fn mrbond_rs_qps_detach(bond_ptr: *mut c_void, slot: u32) -> u32 {
-    // SAFETY: as the caller guarantees.
-    let bond = unsafe { bond(bond_ptr) };
-    let Some((slot, counters)) = slot_of(slot)
-        .ok()
-        .and_then(|s| Some((s, bond.counters.get(s)?)))
-    else {
-        return 0;
-    };
-    let window = || inject(Inject::DetachQp);
-    // SAFETY: the caller holds `objs_lock` and unhooked the member's CQs.
-    unsafe { qp_set::detach_member(&bond.qp_paths, counters, slot, window) }
-}
-
-/// The consumers of member `slot`'s QPs learn that they are dead.
-///
-/// # Safety
-///
-/// Called by the member's detach with the bond of a live vdev, after it
-/// kicked the CQs; process context.
-#[no_mangle]
-pub(crate) unsafe extern "C" fn mrbond_rs_qps_fatal(bond_ptr: *mut c_void, slot: u32) {
-    // SAFETY: as the caller guarantees.
-    let bond = unsafe { bond(bond_ptr) };
-    if let Ok(slot) = slot_of(slot) {
-        qp_set::report_fatal(&bond.qp_paths, slot);
-    }
-}
-
-/// WRs of member `slot` completed with a flush error so far.
-///
-/// # Safety
-///
-/// Called by the verbs proxy with the bond of a live vdev.
-#[no_mangle]
-pub(crate) unsafe extern "C" fn mrbond_rs_member_flushed(bond_ptr: *mut c_void, slot: u32) -> u64 {
-    // SAFETY: as the caller guarantees.
-    let bond = unsafe { bond(bond_ptr) };
-    slot_of(slot)
-        .ok()
-        .and_then(|s| bond.counters.get(s))
-        .map_or(0, |c| c.flushed())
-}
-
 /// The attributes vdev AH `ibah` was created with.
 ///
 /// # Safety
@@ -482,47 +348,6 @@ pub(crate) unsafe extern "C" fn mrbond_rs_cq_push(ibcq: *mut ib_cq, wc: *const i
 pub(crate) unsafe extern "C" fn mrbond_rs_cq_kick_later(ibcq: *mut ib_cq) {
     // SAFETY: as the caller guarantees.
     unsafe { Cq::from_raw(ibcq) }.kick_later();
-}
-
-/// Member `slot` is going away: no poll of any vdev CQ reads its CQs.
-///
-/// # Safety
-///
-/// Called by the member's detach with the bond of a live vdev, holding its
-/// `objs_lock`, before the member's QPs are destroyed.
-#[no_mangle]
-pub(crate) unsafe extern "C" fn mrbond_rs_cqs_unhook(bond_ptr: *mut c_void, slot: u32) {
-    // SAFETY: as the caller guarantees.
-    let bond = unsafe { bond(bond_ptr) };
-    if let Ok(slot) = slot_of(slot) {
-        bond.cqs.for_each(|cq| cq.unhook(slot));
-    }
-}
-
-/// The member's QPs are destroyed: its CQs, unhooked, are freed.
-///
-/// # Safety
-///
-/// Called by the member's detach with the bond of a live vdev, holding its
-/// `objs_lock`, in process context.
-#[no_mangle]
-pub(crate) unsafe extern "C" fn mrbond_rs_cqs_free_unhooked(bond_ptr: *mut c_void) {
-    // SAFETY: as the caller guarantees.
-    let bond = unsafe { bond(bond_ptr) };
-    bond.cqs.for_each(Cq::free_unhooked);
-}
-
-/// The consumers of every vdev CQ are told of the flushes a detach queued.
-///
-/// # Safety
-///
-/// Called by the member's detach with the bond of a live vdev, holding its
-/// `objs_lock`, in process context.
-#[no_mangle]
-pub(crate) unsafe extern "C" fn mrbond_rs_cqs_kick_later(bond_ptr: *mut c_void) {
-    // SAFETY: as the caller guarantees.
-    let bond = unsafe { bond(bond_ptr) };
-    bond.cqs.for_each(Cq::kick_later);
 }
 
 /// The GSI proxy's record of the QP that `qpn` is live for, or NULL.
@@ -644,6 +469,39 @@ pub(crate) unsafe extern "C" fn mrbond_rs_member_attr_store(
 pub(crate) unsafe extern "C" fn mrbond_rs_vdev_unregistering(ctx: *mut c_void, v: *mut RawVdev) {
     // SAFETY: the glue passes its live context.
     unsafe { registry(ctx) }.vdev_unregistering(v);
+}
+
+/// Address vector `vav` of vdev `ibdev` made member `slot`'s in `mav`, with
+/// the bond's traffic class: the member's GID entry, held, or an
+/// `ERR_PTR`. It may drop the objects lock for up to a second.
+///
+/// # Safety
+///
+/// Called by the GSI proxy with the bond of live vdev `ibdev`, holding its
+/// objects lock, and valid `vav` and `mav`.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn mrbond_rs_member_av(
+    bond_ptr: *mut c_void,
+    ibdev: *mut ib_device,
+    slot: u32,
+    vav: *const rdma_ah_attr,
+    mav: *mut rdma_ah_attr,
+) -> *const ib_gid_attr {
+    // SAFETY: as the caller guarantees.
+    let (bond, dev, vav, mav) =
+        unsafe { (bond(bond_ptr), Device::from_raw(ibdev), &*vav, &mut *mav) };
+    let Ok(slot) = usize::try_from(slot) else {
+        return EINVAL.to_ptr();
+    };
+    // SAFETY: the caller holds the objects lock.
+    let gid = unsafe { dev.with_objects_held(|objects| objects.member_av(slot, vav, mav)) };
+    match gid {
+        Ok(gid) => {
+            mav.grh.traffic_class = bond.knobs.qp_traffic_class(vav.grh.traffic_class);
+            gid.into_raw()
+        }
+        Err(e) => e.to_ptr(),
+    }
 }
 
 // ---- knobs: ECN, DCQCN, PFC (include/rdma_mrbond_knobs.h) ----

@@ -14,6 +14,7 @@ use kernel::{error::to_result, ffi::c_int, prelude::*, str::CStr, types::Foreign
 use crate::{
     policy::caps::{self, DeviceCaps, Limit},
     policy::congestion::Errno,
+    vdev_verbs::VdevVerbs,
 };
 
 /// Longest RDMA device name plus its NUL (`IB_DEVICE_NAME_MAX`).
@@ -155,6 +156,10 @@ pub(crate) enum Inject {
     DetachQp,
     /// A QP's `IB_EVENT_QP_FATAL` work: running, its QP not yet read.
     QpFatalWork,
+    /// A member's attach fails (`EIO`), once.
+    AttachFail,
+    /// A member's failure: its QPs not yet moved to ERR.
+    MemberFail,
 }
 
 impl Inject {
@@ -166,6 +171,8 @@ impl Inject {
             Self::CqKickWork => abi::MRBOND_INJECT_CQ_KICK_WORK,
             Self::DetachQp => abi::MRBOND_INJECT_DETACH_QP,
             Self::QpFatalWork => abi::MRBOND_INJECT_QP_FATAL_WORK,
+            Self::AttachFail => abi::MRBOND_INJECT_ATTACH_FAIL,
+            Self::MemberFail => abi::MRBOND_INJECT_MEMBER_FAIL,
         }
     }
 }
@@ -174,6 +181,15 @@ impl Inject {
 pub(crate) fn inject(point: Inject) {
     // SAFETY: callable in process context with any point.
     unsafe { glue::mrbond_glue_inject(point.raw()) }
+}
+
+/// `EIO` once where `point` is armed to fail. Process context.
+pub(crate) fn inject_fail(point: Inject) -> Result {
+    // SAFETY: callable in process context with any point.
+    if unsafe { glue::mrbond_glue_inject_fail(point.raw()) } {
+        return Err(EIO);
+    }
+    Ok(())
 }
 
 /// Passes `point` in any context: busy-waits where it may not sleep.
@@ -477,23 +493,72 @@ impl Vdev {
         core::ptr::eq(self.ptr.as_ptr(), raw)
     }
 
-    /// Lets the verbs proxy create objects on `dev` in member `slot`.
-    pub(crate) fn member_attach(&self, slot: u32, dev: &IbDevice) -> Result {
-        // SAFETY: the vdev is alive; `dev` is registered (its invariant).
-        to_result(unsafe { glue::mrbond_vdev_member_attach(self.raw(), slot, dev.raw()) })
+    /// The vdev's RDMA device, for its objects (`crate::rdma`).
+    fn device(&self) -> &crate::rdma::device::Device {
+        // SAFETY: the vdev is alive while `self` is, and its `ib_device`
+        // is its first field (`ib_alloc_device()` checks that).
+        unsafe { crate::rdma::device::Device::from_raw(self.raw().cast()) }
     }
 
-    /// Moves every QP of member `slot` to ERR and reports it fatal.
-    pub(crate) fn member_fail(&self, slot: u32) {
-        // SAFETY: the vdev is alive; process context, no spinlock held.
-        unsafe { glue::mrbond_vdev_member_fail(self.raw(), slot) }
+    /// Lets the vdev create objects on `dev` in member `slot`, until
+    /// [`Vdev::member_detach`]. May sleep.
+    pub(crate) fn member_attach(&self, slot: usize, dev: &IbDevice) -> Result {
+        inject_fail(Inject::AttachFail)?;
+        // ULPs map their buffers with the vdev, which has no DMA device:
+        // the addresses are kernel virtual ones, right only for software
+        // members. A PCI HCA would need them mapped for it at every post.
+        if !dev.uses_virt_dma() {
+            pr_warn!(
+                "{}: {} needs DMA mapping, which the vdev does not do yet: it hosts no objects\n",
+                self.name(),
+                dev.name()
+            );
+            return Err(crate::rdma::eopnotsupp());
+        }
+        // SAFETY: every vdev's ops table is `VdevVerbs`'
+        // (`mrbond_vdev_alloc()`); the bond detaches `dev` from the vdev
+        // before its `ib_client.remove` returns, and holds a registration
+        // reference meanwhile.
+        unsafe {
+            self.device()
+                .attach_member::<VdevVerbs>(slot, dev.raw().cast())
+        }
     }
 
-    /// Destroys every object of member `slot` and flushes its WRs; before
-    /// the member device's `ib_client.remove` returns.
-    pub(crate) fn member_detach(&self, slot: u32) {
-        // SAFETY: the vdev is alive; process context, no spinlock held.
-        unsafe { glue::mrbond_vdev_member_detach(self.raw(), slot) }
+    /// Moves every QP of member `slot`, named `name`, to ERR and reports it
+    /// fatal. May sleep.
+    pub(crate) fn member_fail(&self, slot: usize, name: &CStr) {
+        inject(Inject::MemberFail);
+        let start = now_ns();
+        // SAFETY: every vdev's ops table is `VdevVerbs`'.
+        let qps = unsafe { self.device().fail_member::<VdevVerbs>(slot) };
+        if qps > 0 {
+            pr_info!(
+                "{}: member {} unusable: {} QPs moved to error in {} us\n",
+                self.name(),
+                name,
+                qps,
+                now_ns().saturating_sub(start) / 1000
+            );
+        }
+    }
+
+    /// Destroys every object of member `slot`, named `name`, and flushes
+    /// its WRs; before the member device's `ib_client.remove` returns. May
+    /// sleep.
+    pub(crate) fn member_detach(&self, slot: usize, name: &CStr) {
+        let start = now_ns();
+        // SAFETY: every vdev's ops table is `VdevVerbs`'.
+        if let Some(gone) = unsafe { self.device().detach_member::<VdevVerbs>(slot) } {
+            pr_info!(
+                "{}: member {} detached: {} QPs, {} WRs flushed in {} us\n",
+                self.name(),
+                name,
+                gone.qps,
+                gone.flushed,
+                now_ns().saturating_sub(start) / 1000
+            );
+        }
     }
 
     /// Creates `mrbond/` in sysfs. Never with the bond's state lock held.

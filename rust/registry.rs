@@ -137,22 +137,24 @@ impl Registry {
         // Not under the registry lock: a detach destroys objects and waits
         // for RCU, while the netdev notifier takes that lock under RTNL.
         for bond in bonds.iter().flatten() {
-            let mut gone = [false; MAX_MEMBERS];
+            let mut gone: [Option<Name>; MAX_MEMBERS] = [None; MAX_MEMBERS];
             {
                 let mut st = bond.state.lock();
                 for (member, g) in st.members.iter_mut().zip(gone.iter_mut()) {
                     if let Some(member) = member {
                         if member.dev.as_ref().is_some_and(|d| d.same(raw)) {
                             member.dev = None;
-                            *g = true;
+                            *g = Some(member.name);
                         }
                     }
                 }
             }
             // Synchronously: the device's objects must be gone before its
             // unregistration goes on, and every WR on them completed.
-            for (slot, _) in gone.iter().enumerate().filter(|(_, g)| **g) {
-                bond.detach_member(slot);
+            for (slot, name) in gone.iter().enumerate() {
+                if let Some(name) = name {
+                    bond.detach_member(slot, name.as_cstr());
+                }
             }
         }
         ffi::kick();
@@ -626,6 +628,7 @@ impl Registry {
     pub(crate) fn member_del(&self, spec: &BondSpec) -> ReqResult {
         let bond = self.bond_by_spec(spec)?;
         let mut removed: [Option<u32>; MAX_MEMBERS] = [None; MAX_MEMBERS];
+        let mut names: [Option<Name>; MAX_MEMBERS] = [None; MAX_MEMBERS];
         {
             let mut st = bond.state.lock();
             for m in spec.members() {
@@ -666,11 +669,16 @@ impl Registry {
                 if let Some(r) = removed.get_mut(i) {
                     *r = Some(u32::try_from(slot).unwrap_or(0));
                 }
+                if let Some(n) = names.get_mut(i) {
+                    *n = Some(name);
+                }
             }
             st.sync_placer();
         }
-        for slot in removed.iter().flatten() {
-            bond.detach_member(usize::try_from(*slot).unwrap_or(usize::MAX));
+        for (slot, name) in removed.iter().zip(names.iter()) {
+            if let (Some(slot), Some(name)) = (slot, name) {
+                bond.detach_member(usize::try_from(*slot).unwrap_or(usize::MAX), name.as_cstr());
+            }
         }
         if bond.mode == BondMode::Rail {
             if let Some(v) = bond.vdev.lock().as_ref() {

@@ -90,6 +90,10 @@ impl DeviceOps for VdevVerbs {
         VdevPd::new()
     }
 
+    fn member_gone(pd: &Pd<VdevPd>, slot: usize) {
+        pd.data().detach(slot);
+    }
+
     fn cqs<'a>(bond: &'a ArcBorrow<'_, Bond>) -> &'a CqSet {
         &bond.cqs
     }
@@ -104,6 +108,7 @@ impl DeviceOps for VdevVerbs {
     fn qp_window(window: QpWindow) {
         match window {
             QpWindow::FatalWork => ffi::inject(Inject::QpFatalWork),
+            QpWindow::DetachQp => ffi::inject(Inject::DetachQp),
         }
     }
 
@@ -136,6 +141,10 @@ impl DeviceOps for VdevVerbs {
             QpEnd::Destroyed
         };
         bond.qpns.quarantine(qpn, end);
+    }
+
+    fn traffic_class(bond: &ArcBorrow<'_, Bond>, requested: u8) -> u8 {
+        bond.knobs.qp_traffic_class(requested)
     }
 
     fn qp_ids<'a>(bond: &'a ArcBorrow<'_, Bond>) -> &'a QpIds {

@@ -429,4 +429,9 @@ void mrbond_glue_inject_any(enum mrbond_inject_point point)
 	mrbond_inject_any(point);
 }
 
+bool mrbond_glue_inject_fail(enum mrbond_inject_point point)
+{
+	return mrbond_inject_fail(point);
+}
+
 MODULE_ALIAS_RDMA_LINK("mrbond");

@@ -3,11 +3,15 @@
  * Static inlines the Rust RDMA abstractions (rust/rdma/) call, as symbols:
  * bindgen sees only their prototypes (include/rdma_mrbond_rdma_helpers.h).
  */
+#include <linux/completion.h>
+#include <linux/etherdevice.h>
 #include <linux/netdevice.h>
 #include <linux/rcupdate.h>
 #include <linux/spinlock.h>
 #include <linux/workqueue.h>
 #include <linux/xarray.h>
+#include <net/net_namespace.h>
+#include <rdma/ib_addr.h>
 #include <rdma/ib_verbs.h>
 
 #include "rdma_mrbond_rdma_helpers.h"
@@ -20,6 +24,59 @@ void mrbond_rdma_dev_put(struct net_device *ndev)
 unsigned int mrbond_rdma_netdev_mtu(const struct net_device *ndev)
 {
 	return READ_ONCE(ndev->mtu);
+}
+
+void mrbond_rdma_netdev_mac(const struct net_device *ndev, u8 *mac)
+{
+	ether_addr_copy(mac, ndev->dev_addr);
+}
+
+bool mrbond_rdma_device_try_get(struct ib_device *dev)
+{
+	return ib_device_try_get(dev);
+}
+
+struct mrbond_rdma_resolve {
+	struct completion done;
+	int status;
+};
+
+static void mrbond_rdma_resolve_done(int status, struct sockaddr *src,
+				     struct rdma_dev_addr *addr, void *ctx)
+{
+	struct mrbond_rdma_resolve *r = ctx;
+
+	r->status = status;
+	complete(&r->done);
+}
+
+int mrbond_rdma_resolve_dmac(const struct ib_gid_attr *sgid,
+			     const union ib_gid *dgid, u8 *dmac)
+{
+	struct rdma_dev_addr dev_addr = {
+		.net = &init_net,
+		.sgid_attr = sgid,
+	};
+	union {
+		struct sockaddr_in sin;
+		struct sockaddr_in6 sin6;
+	} src, dst;
+	struct mrbond_rdma_resolve r;
+	int ret;
+
+	rdma_gid2ip((struct sockaddr *)&src, &sgid->gid);
+	rdma_gid2ip((struct sockaddr *)&dst, dgid);
+	init_completion(&r.done);
+	ret = rdma_resolve_ip((struct sockaddr *)&src, (struct sockaddr *)&dst,
+			      &dev_addr, 1000, mrbond_rdma_resolve_done, true,
+			      &r);
+	if (ret)
+		return ret;
+	wait_for_completion(&r.done);
+	if (r.status)
+		return r.status;
+	memcpy(dmac, dev_addr.dst_dev_addr, ETH_ALEN);
+	return 0;
 }
 
 struct ib_pd *mrbond_rdma_alloc_pd(struct ib_device *dev)

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The virtual RoCE ib_device of a bond: allocation, registration and
- * teardown, port binding and the ib_device_ops table of the verbs still in
- * C (mrbond_verbs_*.c). The device attributes, the port verbs, the counters
- * and the PDs are Rust's (rust/vdev_verbs.rs).
+ * The virtual RoCE ib_device of a bond, as a container: allocation,
+ * registration and teardown, port binding and the member slots. Every verb
+ * is Rust's (rust/vdev_verbs.rs), and so are members coming and going
+ * (rust/rdma/member.rs); this file keeps only .dealloc_driver.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -82,6 +82,21 @@ struct ib_device *mrbond_rdma_vdev_member(struct ib_device *ibdev, u32 slot,
 	return v->member[slot].dev;
 }
 
+int mrbond_rdma_vdev_set_member(struct ib_device *ibdev, u32 slot,
+				struct ib_device *dev)
+{
+	struct mrbond_vdev *v = to_mrbond_vdev(ibdev);
+
+	lockdep_assert_held(&v->objs_lock);
+	if (slot >= MRBOND_MAX_MEMBERS)
+		return -EINVAL;
+	v->member[slot].dev = dev;
+	v->member[slot].port = 1;
+	if (dev)
+		mrbond_gsi_member_attach(v, slot);
+	return 0;
+}
+
 /*
  * The last op the core calls, from ib_dealloc_device(): `rdma link del`,
  * ib_unregister_device() or mrbond_vdev_free(). The container itself is
@@ -119,12 +134,12 @@ static void mrbond_dealloc_driver(struct ib_device *ibdev)
 	if (v->cb_wq)
 		destroy_workqueue(v->cb_wq);
 	for (i = 0; i < MRBOND_MAX_MEMBERS; i++) {
-		struct mrbond_gsi_member_res res;
+		struct mrbond_rdma_gsi_member res;
 
 		mutex_lock(&v->objs_lock);
-		mrbond_gsi_member_take(v, i, &res);
+		mrbond_rdma_vdev_gsi_take(ibdev, i, &res);
 		mutex_unlock(&v->objs_lock);
-		mrbond_gsi_member_release(&res);
+		mrbond_rdma_gsi_release(&res);
 	}
 	/* The core destroyed every object first: only quarantine is left. */
 	if (bond)

@@ -296,7 +296,7 @@ static void mrbond_gsi_send_work(struct work_struct *work)
 	if (!agent || !v->member[member].dev)
 		goto fail;
 
-	mgid = mrbond_member_av(v, member, &job->ah, &mav);
+	mgid = mrbond_rs_member_av(v->bond, &v->ibdev, member, &job->ah, &mav);
 	if (IS_ERR(mgid)) {
 		ret = PTR_ERR(mgid);
 		goto fail;
@@ -694,17 +694,19 @@ void mrbond_gsi_member_attach(struct mrbond_vdev *v, u32 slot)
 	}
 }
 
-/*
- * The member leaves, step one, under objs_lock: its agent and listeners are
- * taken out of the slot, so that no send work picks them up again.
- */
-void mrbond_gsi_member_take(struct mrbond_vdev *v, u32 slot,
-			    struct mrbond_gsi_member_res *res)
+/* The member leaves, step one, under objs_lock. */
+void mrbond_rdma_vdev_gsi_take(struct ib_device *ibdev, u32 slot,
+			       struct mrbond_rdma_gsi_member *res)
 {
-	struct mrbond_member_slot *m = &v->member[slot];
+	struct mrbond_vdev *v = mrbond_vdev_of(ibdev);
+	struct mrbond_member_slot *m;
 	int i;
 
 	lockdep_assert_held(&v->objs_lock);
+	memset(res, 0, sizeof(*res));
+	if (slot >= MRBOND_MAX_MEMBERS)
+		return;
+	m = &v->member[slot];
 	for (i = 0; i < MRBOND_CM_PORTS_MAX; i++) {
 		res->listen[i] = m->listen[i];
 		m->listen[i] = NULL;
@@ -716,10 +718,9 @@ void mrbond_gsi_member_take(struct mrbond_vdev *v, u32 slot,
 /*
  * Step two, without objs_lock: unregistering the agent flushes its port's
  * MAD workqueue, whose timeout work runs rdma_cm handlers that create CQs
- * and QPs on the vdev (objs_lock). Pending sends complete, flushed, before
- * this returns; so do running REQ handlers.
+ * and QPs on the vdev (objs_lock).
  */
-void mrbond_gsi_member_release(struct mrbond_gsi_member_res *res)
+void mrbond_rdma_gsi_release(struct mrbond_rdma_gsi_member *res)
 {
 	int i;
 

@@ -7,7 +7,7 @@
 use core::{ffi::c_void, marker::PhantomData, mem::MaybeUninit, ptr::NonNull};
 
 use kernel::{
-    error::{from_err_ptr, from_result, VTABLE_DEFAULT_ERROR},
+    error::{from_result, VTABLE_DEFAULT_ERROR},
     ffi::c_int,
     prelude::*,
     types::{ForeignOwnable, Opaque},
@@ -43,14 +43,14 @@ impl Device {
     ///
     /// `ptr` must point at an allocated `ib_device` of this module that
     /// stays allocated for `'a`.
-    pub(super) unsafe fn from_raw<'a>(ptr: *mut bindings::ib_device) -> &'a Self {
+    pub(crate) unsafe fn from_raw<'a>(ptr: *mut bindings::ib_device) -> &'a Self {
         // CAST: `Device` is a transparent wrapper of `ib_device`.
         // INVARIANT: guaranteed by the caller.
         // SAFETY: the caller guarantees the pointer is valid for `'a`.
         unsafe { &*ptr.cast::<Self>() }
     }
 
-    fn raw(&self) -> *mut bindings::ib_device {
+    pub(super) fn raw(&self) -> *mut bindings::ib_device {
         self.0.get()
     }
 
@@ -67,6 +67,22 @@ impl Device {
         // is a mutex, released by the guard's drop.
         unsafe { bindings::mrbond_rdma_vdev_objs_lock(self.raw()) };
         ObjectsGuard { dev: self }
+    }
+
+    /// Runs `f` with the objects lock that the caller took itself (the
+    /// GSI proxy, still C, does), as if [`Device::lock_objects`] had.
+    ///
+    /// # Safety
+    ///
+    /// The caller must hold the device's objects lock; `f` may drop it for
+    /// a while ([`ObjectsGuard::member_av`]) but hands it back held.
+    pub(crate) unsafe fn with_objects_held<R>(
+        &self,
+        f: impl FnOnce(&mut ObjectsGuard<'_>) -> R,
+    ) -> R {
+        // Not dropped: the lock stays the caller's to release.
+        let mut guard = core::mem::ManuallyDrop::new(ObjectsGuard { dev: self });
+        f(&mut guard)
     }
 
     /// The largest CQ a consumer may create (`attrs.max_cqe`).
@@ -315,25 +331,16 @@ impl ObjectsGuard<'_> {
         ))
     }
 
-    /// `vav`, an address vector of the device, made member `slot`'s in
-    /// `mav`: its source GID entry there is held while the result lives.
-    /// Drops the lock for up to a second (the neighbour resolution), hence
-    /// `&mut`: no [`LockedMember`] lives across it, and the caller checks
-    /// again what it read under the lock before. May sleep.
-    pub(crate) fn member_av(
-        &mut self,
-        slot: usize,
-        vav: &bindings::rdma_ah_attr,
-        mav: &mut bindings::rdma_ah_attr,
-    ) -> Result<GidAttrRef> {
-        let slot = u32::try_from(slot)?;
-        // SAFETY: the device is allocated, the lock held; `vav` and `mav`
-        // are valid for the call.
-        let gid = from_err_ptr(unsafe {
-            bindings::mrbond_rdma_vdev_member_av(self.dev.raw(), slot, vav, mav).cast_mut()
-        })?;
-        // INVARIANT: a reference the translation took for the caller.
-        Ok(GidAttrRef(NonNull::new(gid).ok_or(EINVAL)?))
+    /// Runs `f` with the lock dropped, and takes it again. `&mut`: no
+    /// [`LockedMember`] lives across it.
+    pub(super) fn unlocked<R>(&mut self, f: impl FnOnce() -> R) -> R {
+        // SAFETY: held since `lock_objects`; taken again below, before the
+        // guard can be used or dropped.
+        unsafe { bindings::mrbond_rdma_vdev_objs_unlock(self.dev.raw()) };
+        let r = f();
+        // SAFETY: the device is allocated; the lock is a mutex.
+        unsafe { bindings::mrbond_rdma_vdev_objs_lock(self.dev.raw()) };
+        r
     }
 }
 
@@ -350,6 +357,30 @@ impl Drop for ObjectsGuard<'_> {
 ///
 /// `0` is an entry with a reference this handle owns.
 pub(crate) struct GidAttrRef(NonNull<bindings::ib_gid_attr>);
+
+impl GidAttrRef {
+    /// Owns the reference to `attr` that the caller took.
+    ///
+    /// # Safety
+    ///
+    /// `attr` must be a GID table entry with a reference the caller gives
+    /// to the handle.
+    pub(super) unsafe fn from_raw(attr: NonNull<bindings::ib_gid_attr>) -> Self {
+        // INVARIANT: as the caller guarantees.
+        Self(attr)
+    }
+
+    /// Hands the reference to a C caller, which puts it.
+    pub(crate) fn into_raw(self) -> *const bindings::ib_gid_attr {
+        core::mem::ManuallyDrop::new(self).0.as_ptr()
+    }
+
+    /// The entry, which the reference keeps.
+    pub(crate) fn attr(&self) -> &bindings::ib_gid_attr {
+        // SAFETY: by the type invariant the entry is held while `self` is.
+        unsafe { self.0.as_ref() }
+    }
+}
 
 impl Drop for GidAttrRef {
     fn drop(&mut self) {
@@ -383,6 +414,10 @@ pub(crate) trait DeviceOps {
 
     /// The initialiser of a new PD's data.
     fn pd_data() -> impl PinInit<Self::PdData, Error>;
+
+    /// Member `slot` is going away, its QPs and MRs gone already: `pd`
+    /// frees its object there. Under the objects lock.
+    fn member_gone(pd: &Pd<Self::PdData>, slot: usize);
 
     /// The set of the device's live CQs, which the CQ adapters keep.
     fn cqs<'a>(data: &'a <Self::Data as ForeignOwnable>::Borrowed<'_>) -> &'a CqSet;
@@ -427,6 +462,10 @@ pub(crate) trait DeviceOps {
     /// `qpn`'s QP is destroyed; `aborted`: the device ended its connection
     /// exchange. Under the objects lock.
     fn quarantine_qpn(data: &<Self::Data as ForeignOwnable>::Borrowed<'_>, qpn: u32, aborted: bool);
+
+    /// The traffic class of a member AV whose consumer asked for
+    /// `requested` (the driver's ECN and DSCP settings). Any context.
+    fn traffic_class(data: &<Self::Data as ForeignOwnable>::Borrowed<'_>, requested: u8) -> u8;
 
     /// The device's RC QP data paths: by id, as a set, and their counters.
     fn qp_ids<'a>(data: &'a <Self::Data as ForeignOwnable>::Borrowed<'_>) -> &'a QpIds;

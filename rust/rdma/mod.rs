@@ -8,10 +8,12 @@
 //! table's (see [`device::OpsTable`]).
 
 pub(crate) mod ah;
+pub(crate) mod av;
 pub(crate) mod bindings;
 pub(crate) mod cq;
 pub(crate) mod device;
 pub(crate) mod irq_lock;
+pub(crate) mod member;
 pub(crate) mod mr;
 pub(crate) mod pd;
 pub(crate) mod qp;
@@ -35,4 +37,10 @@ pub(crate) fn eopnotsupp() -> Error {
 /// object needs is gone.
 pub(crate) fn enetdown() -> Error {
     Error::from_errno(-(kernel::bindings::ENETDOWN as i32))
+}
+
+/// `ENETUNREACH`, which 6.12's kernel crate does not name: a member has no
+/// address for the connection.
+pub(crate) fn enetunreach() -> Error {
+    Error::from_errno(-(kernel::bindings::ENETUNREACH as i32))
 }

@@ -20,6 +20,7 @@ use kernel::{
     ffi::{c_int, c_uint},
     new_mutex,
     prelude::*,
+    str::CStr,
     sync::Mutex,
     types::Opaque,
 };
@@ -196,6 +197,15 @@ impl MemberDevice {
     /// The `ib_device`, for the member objects made on it.
     pub(super) fn as_raw(&self) -> *mut bindings::ib_device {
         self.0.as_ptr()
+    }
+
+    /// The device's name, e.g. `rxe0`, for a log line.
+    pub(crate) fn name(&self) -> &CStr {
+        // SAFETY: by the type invariant the device is registered. Its name
+        // is an array in it whose last byte is always NUL (zeroed at
+        // allocation; names are shorter), so the read stops inside it even
+        // if a rename (`strscpy`) runs meanwhile and the line shows a mix.
+        unsafe { CStr::from_char_ptr((*self.0.as_ptr()).name.as_ptr()) }
     }
 }
 

@@ -423,6 +423,10 @@ impl<T: DeviceOps> Adapter<T> {
             let (qp, attr) = unsafe { (Qp::from_raw(ibqp), &*attr) };
             // SAFETY: the QP's device is allocated while it has QPs.
             let dev = unsafe { Device::from_raw((*ibqp).device) };
+            // SAFETY: the device is `T`'s and holds its data until its
+            // `.dealloc_driver`, after its last verb.
+            let data = unsafe { dev.driver_data::<T::Data>() }?;
+            let tc = T::traffic_class(&data, attr.ah_attr.grh.traffic_class);
             let mut objects = dev.lock_objects();
             let state = bits & bindings::ib_qp_attr_mask_IB_QP_STATE != 0;
             match &qp.kind {
@@ -432,7 +436,9 @@ impl<T: DeviceOps> Adapter<T> {
                     }
                     Ok(0)
                 }
-                QpKind::Rc(rc) => rc.modify(dev, &mut objects, attr, mask, bits).map(|()| 0),
+                QpKind::Rc(rc) => rc
+                    .modify(dev, &mut objects, attr, tc, mask, bits)
+                    .map(|()| 0),
             }
         })
     }
@@ -586,6 +592,7 @@ impl RcQp {
         dev: &Device,
         objects: &mut ObjectsGuard<'_>,
         attr: &bindings::ib_qp_attr,
+        traffic_class: u8,
         mask: c_int,
         bits: u32,
     ) -> Result {
@@ -615,6 +622,7 @@ impl RcQp {
         }
         let _gid = if bits & bindings::ib_qp_attr_mask_IB_QP_AV != 0 {
             let gid = objects.member_av(slot, &attr.ah_attr, &mut mattr.ah_attr)?;
+            mattr.ah_attr.grh.traffic_class = traffic_class;
             self.vport.store(attr.ah_attr.port_num, Ordering::Relaxed);
             // The objects lock may have been dropped: is the member QP
             // still there?

@@ -767,6 +767,9 @@ pub(crate) enum QpWindow {
     /// A QP's `IB_EVENT_QP_FATAL` work, before it reads its QP. Process
     /// context.
     FatalWork,
+    /// A member's departure, before it destroys one of its member QPs,
+    /// under the objects lock. Process context.
+    DetachQp,
 }
 
 /// # Safety

@@ -1,0 +1,180 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Address vectors of the device made a member's: an RC QP's path (its
+//! `modify_qp`) and the GSI proxy's sends. By GID value onto the member's
+//! own GID table (a rail member has the service address on its own rail),
+//! with the destination MAC resolved again on another rail than the device
+//! port's.
+
+use core::{
+    ptr::{self, NonNull},
+    sync::atomic::{AtomicI64, Ordering},
+};
+
+use kernel::{error::from_err_ptr, prelude::*, time::Ktime};
+
+use super::{
+    bindings,
+    device::{GidAttrRef, ObjectsGuard},
+    rcu,
+};
+
+/// How often a misconfiguration is reported, at most: once per interval.
+const WARN_INTERVAL_MS: i64 = 5000;
+
+/// Lets a warning out at most once per [`WARN_INTERVAL_MS`], as
+/// `pr_warn_ratelimited` does (a macro 6.12's kernel crate lacks): a
+/// rail without the service address fails every connection on it.
+struct RateLimit(AtomicI64);
+
+impl RateLimit {
+    const fn new() -> Self {
+        Self(AtomicI64::new(i64::MIN))
+    }
+
+    fn allow(&self) -> bool {
+        let now = Ktime::ktime_get().to_ms();
+        let last = self.0.load(Ordering::Relaxed);
+        now.saturating_sub(last) >= WARN_INTERVAL_MS
+            && self
+                .0
+                .compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok()
+    }
+}
+
+static NO_SOURCE: RateLimit = RateLimit::new();
+static NO_NEIGHBOUR: RateLimit = RateLimit::new();
+
+/// A GID as a log line shows it: eight groups of four hex digits.
+struct Gid([u8; 16]);
+
+impl core::fmt::Display for Gid {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        for (i, pair) in self.0.chunks_exact(2).enumerate() {
+            if let [hi, lo] = pair {
+                let sep = if i == 0 { "" } else { ":" };
+                write!(f, "{sep}{hi:02x}{lo:02x}")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A GID's bytes.
+fn gid_raw(gid: &bindings::ib_gid) -> [u8; 16] {
+    // SAFETY: every bit pattern of the union is a valid byte array.
+    unsafe { *gid.raw.as_ref() }
+}
+
+impl ObjectsGuard<'_> {
+    /// `vav`, an address vector of the device, made member `slot`'s in
+    /// `mav`: the same source GID value on the member's port, and on
+    /// another rail than the device port's the destination MAC resolved
+    /// on the member's rail. The member's GID entry, held while the result
+    /// lives. The resolution drops the lock for up to a second, hence
+    /// `&mut`: the caller checks again whatever it read under the lock
+    /// before. May sleep.
+    pub(crate) fn member_av(
+        &mut self,
+        slot: usize,
+        vav: &bindings::rdma_ah_attr,
+        mav: &mut bindings::rdma_ah_attr,
+    ) -> Result<GidAttrRef> {
+        let grh = &vav.grh;
+        if u32::from(vav.ah_flags) & bindings::ib_ah_flags_IB_AH_GRH == 0 {
+            return Err(EINVAL);
+        }
+        // SAFETY: the consumer's AV holds a reference on its source GID
+        // entry while it is used.
+        let vgid = unsafe { grh.sgid_attr.as_ref() }.ok_or(EINVAL)?;
+        let (member, port) = self.member(slot).ok_or_else(super::enetdown)?;
+        let mdev = member.as_raw();
+        // SAFETY: the member device is registered under the lock; the GID
+        // is read for the call.
+        let mgid = from_err_ptr(unsafe {
+            bindings::rdma_find_gid_by_port(mdev, &vgid.gid, vgid.gid_type, port, ptr::null_mut())
+                .cast_mut()
+        })
+        .map_err(|_| {
+            if NO_SOURCE.allow() {
+                pr_warn!(
+                    "source {} is not an address of member {}: give every rail the service address\n",
+                    Gid(gid_raw(&vgid.gid)),
+                    member.name()
+                );
+            }
+            super::enetunreach()
+        })?;
+        // SAFETY: the lookup took a reference for us.
+        let mgid = unsafe { GidAttrRef::from_raw(NonNull::new(mgid).ok_or(EINVAL)?) };
+        let m = mgid.attr();
+
+        // SAFETY: plain C data, copied bit for bit; the copy's source GID
+        // entry is replaced below by one the result holds.
+        *mav = unsafe { ptr::read(vav) };
+        mav.port_num = port;
+        mav.grh.sgid_index = u8::try_from(m.index).map_err(|_| EINVAL)?;
+        mav.grh.sgid_attr = ptr::from_ref(m);
+
+        let dgid = gid_raw(&grh.dgid);
+        // SAFETY: the RoCE member of the union: both AVs are RoCE ones.
+        let dmac = unsafe { mav.__bindgen_anon_1.roce.as_mut() };
+        let other_rail = {
+            let _rcu = rcu::Guard::new();
+            // SAFETY: both entries are held; their netdevs are read under
+            // RCU, as the call requires.
+            let (vndev, mndev) = unsafe {
+                (
+                    bindings::rdma_read_gid_attr_ndev_rcu(vgid),
+                    bindings::rdma_read_gid_attr_ndev_rcu(m),
+                )
+            };
+            let mndev = from_err_ptr(mndev).ok();
+            let other = from_err_ptr(vndev).is_err() || mndev != Some(vndev);
+            match mndev {
+                // A QP talking to its own address: the core would answer
+                // with the MAC of the first netdev holding it, but the
+                // member (rxe) knows loopback by its own rail's MAC.
+                Some(mndev) if other && dgid == gid_raw(&m.gid) => {
+                    // SAFETY: the netdev stays while the RCU section lasts.
+                    unsafe { bindings::mrbond_rdma_netdev_mac(mndev, dmac.dmac.as_mut_ptr()) };
+                    false
+                }
+                _ => other,
+            }
+        };
+        if other_rail {
+            // SAFETY: the member device is registered under the lock.
+            if !unsafe { bindings::mrbond_rdma_device_try_get(mdev) } {
+                return Err(super::enetdown());
+            }
+            // SAFETY: our registration reference keeps the device, and the
+            // held entry its GID, for the call.
+            let ret = self.unlocked(|| unsafe {
+                bindings::mrbond_rdma_resolve_dmac(m, &grh.dgid, dmac.dmac.as_mut_ptr())
+            });
+            // SAFETY: the reference taken above.
+            unsafe { bindings::ib_device_put(mdev) };
+            if ret != 0 {
+                if NO_NEIGHBOUR.allow() {
+                    pr_warn!(
+                        "no neighbour for {} on the rail of member {}: {}\n",
+                        Gid(dgid),
+                        slot,
+                        ret
+                    );
+                }
+                return Err(Error::from_errno(ret));
+            }
+            // Detached meanwhile?
+            if self
+                .member(slot)
+                .map_or(true, |(now, _)| now.as_raw() != mdev)
+            {
+                return Err(super::enetdown());
+            }
+        }
+        Ok(mgid)
+    }
+}

@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Members coming and going under a device's objects, as its driver says:
+//! a member that attaches may host objects; one that turns unusable has
+//! its QPs moved to ERR (the member flushes them) and reported fatal; one
+//! that goes away loses its objects, and every WR still outstanding on
+//! them completes with a flush from the device's rings. The device itself
+//! stays: nvme-rdma deletes, rather than reconnects, the controllers of a
+//! device that disappears.
+//!
+//! The order of a departure is what keeps it memory safe, so it lives
+//! here, not in the driver: no poll may read a member CQ once its QPs are
+//! destroyed, MRs are orphaned before the PDs they were made in go, and
+//! the consumers learn of the flushes before they learn that the QPs died.
+
+use kernel::{error::to_result, prelude::*};
+
+use super::{
+    bindings,
+    cq::Cq,
+    device::{Device, DeviceOps},
+    qp_path::QpWindow,
+    qp_set,
+};
+use crate::policy::MAX_MEMBERS;
+
+/// What a member's departure did.
+pub(crate) struct Departure {
+    /// Member QPs destroyed.
+    pub(crate) qps: u32,
+    /// WRs completed with a flush error by the device.
+    pub(crate) flushed: u64,
+}
+
+/// A leaving member's GSI proxy objects, taken out of its slot under the
+/// objects lock; released when dropped, which must be after the lock is
+/// dropped (the release flushes MAD work that takes it).
+struct GsiLeaving(bindings::mrbond_rdma_gsi_member);
+
+impl Drop for GsiLeaving {
+    fn drop(&mut self) {
+        // SAFETY: taken by `mrbond_rdma_vdev_gsi_take`, released once.
+        unsafe { bindings::mrbond_rdma_gsi_release(&mut self.0) };
+    }
+}
+
+fn slot_u32(slot: usize) -> Result<u32> {
+    if slot >= MAX_MEMBERS {
+        return Err(EINVAL);
+    }
+    u32::try_from(slot).map_err(|_| EINVAL)
+}
+
+impl Device {
+    /// Member `slot`'s device is `dev` from now on: new objects may go
+    /// there. Attaching the device a slot has is a no-op; another one is
+    /// `EBUSY` (the old one was never detached). May sleep.
+    ///
+    /// # Safety
+    ///
+    /// The device's ops table must be `T`'s; `dev` must stay registered
+    /// until [`Device::detach_member`] of `slot` has returned.
+    pub(crate) unsafe fn attach_member<T: DeviceOps>(
+        &self,
+        slot: usize,
+        dev: *mut bindings::ib_device,
+    ) -> Result {
+        let slot_raw = slot_u32(slot)?;
+        // SAFETY: the table is `T`'s, as the caller guarantees.
+        let data = unsafe { self.driver_data::<T::Data>() }?;
+        let guard = self.lock_objects();
+        if let Some((held, _)) = guard.member(slot) {
+            return if held.as_raw() == dev {
+                Ok(())
+            } else {
+                Err(EBUSY)
+            };
+        }
+        // SAFETY: the caller keeps `dev` registered past the detach, which
+        // drops the table's hold first.
+        unsafe { T::mrs(&data).attach(slot, dev) }?;
+        // SAFETY: the lock is held; `dev` stays registered until the
+        // detach clears the slot.
+        let ret = unsafe { bindings::mrbond_rdma_vdev_set_member(self.raw(), slot_raw, dev) };
+        to_result(ret).inspect_err(|_| T::mrs(&data).detach(slot))?;
+        drop(guard);
+        Ok(())
+    }
+
+    /// Member `slot` turned unusable: each of its QPs enters ERR and is
+    /// reported fatal; its objects stay. How many QPs. May sleep.
+    ///
+    /// # Safety
+    ///
+    /// The device's ops table must be `T`'s.
+    pub(crate) unsafe fn fail_member<T: DeviceOps>(&self, slot: usize) -> u32 {
+        // SAFETY: the table is `T`'s, as the caller guarantees.
+        let Ok(data) = (unsafe { self.driver_data::<T::Data>() }) else {
+            return 0;
+        };
+        let guard = self.lock_objects();
+        // SAFETY: the objects lock is held.
+        let moved = unsafe { qp_set::fail_member(T::qp_paths(&data), slot) };
+        drop(guard);
+        moved
+    }
+
+    /// Member `slot` goes away: its QPs are failed and their member QPs
+    /// destroyed, every WR left on them completes with a flush, and its
+    /// CQs, MRs and PDs are freed; `None` if no device was attached. Before
+    /// the member device's `ib_client.remove` returns. May sleep.
+    ///
+    /// # Safety
+    ///
+    /// The device's ops table must be `T`'s.
+    pub(crate) unsafe fn detach_member<T: DeviceOps>(&self, slot: usize) -> Option<Departure> {
+        let slot_raw = slot_u32(slot).ok()?;
+        // SAFETY: the table is `T`'s, as the caller guarantees.
+        let data = unsafe { self.driver_data::<T::Data>() }.ok()?;
+        let counters = T::path_counters(&data).get(slot)?;
+        let mut gsi = GsiLeaving(Default::default());
+        let guard = self.lock_objects();
+        guard.member(slot)?;
+        let flushed = counters.flushed();
+        // SAFETY: the lock is held; `gsi` is released after it.
+        unsafe { bindings::mrbond_rdma_vdev_gsi_take(self.raw(), slot_raw, &mut gsi.0) };
+        T::cqs(&data).for_each(|cq| cq.unhook(slot));
+        let window = || T::qp_window(QpWindow::DetachQp);
+        // SAFETY: the objects lock is held and the member's CQs unhooked.
+        let qps = unsafe { qp_set::detach_member(T::qp_paths(&data), counters, slot, window) };
+        T::cqs(&data).for_each(Cq::free_unhooked);
+        T::mrs(&data).detach(slot);
+        T::pds(&data).for_each(|pd| T::member_gone(pd, slot));
+        // SAFETY: the lock is held; the member's objects are all gone.
+        let cleared = unsafe {
+            bindings::mrbond_rdma_vdev_set_member(self.raw(), slot_raw, core::ptr::null_mut())
+        };
+        debug_assert_eq!(cleared, 0);
+        // Consumers learn of the flushes, then that the QPs are dead.
+        T::cqs(&data).for_each(Cq::kick_later);
+        qp_set::report_fatal(T::qp_paths(&data), slot);
+        drop(guard);
+        drop(gsi);
+        Some(Departure {
+            qps,
+            flushed: counters.flushed().saturating_sub(flushed),
+        })
+    }
+}
