@@ -28,6 +28,9 @@ struct ib_mad_agent;
 struct net_device;
 struct xarray;
 
+/* A vdev's ports (MRBOND_MAX_PORTS), for the Rust side's tables. */
+#define MRBOND_RDMA_MAX_PORTS	MRBOND_MAX_PORTS
+
 /* TCP ports whose CM requests members hand to the vdev (cm_ports=). */
 #define MRBOND_CM_PORTS_MAX	8
 
@@ -168,17 +171,12 @@ void mrbond_rdma_vdev_gsi_take(struct ib_device *ibdev, u32 slot,
 			       struct mrbond_rdma_gsi_member *res);
 void mrbond_rdma_gsi_release(struct mrbond_rdma_gsi_member *res);
 /*
- * The GSI proxy's QP1 of the port in init, for the vdev QP qp (whose
- * qp_num it sets); an ERR_PTR on failure. Destroyed under objs_lock; the
- * posts in any context, reporting the failed WR in *bad_wr.
+ * Sends MAD WR wr of the vdev's QP1 of port through a member (the GSI
+ * proxy copies it and sends from process context); completed by
+ * mrbond_rs_gsi_send_done(). Any context.
  */
-void *mrbond_rdma_vdev_gsi_create(struct ib_qp *qp,
-				  const struct ib_qp_init_attr *init);
-void mrbond_rdma_vdev_gsi_destroy(void *gsi);
-int mrbond_rdma_vdev_gsi_post_send(void *gsi, const struct ib_send_wr *wr,
-				   const struct ib_send_wr **bad_wr);
-int mrbond_rdma_vdev_gsi_post_recv(void *gsi, const struct ib_recv_wr *wr,
-				   const struct ib_recv_wr **bad_wr);
+int mrbond_rdma_vdev_gsi_send(struct ib_device *ibdev, u32 port,
+			      const struct ib_send_wr *wr);
 /*
  * The GSI proxy's record of RC QP qp on member slot: the connection
  * exchange that speaks for it (NULL: no memory). Freed with the QP, under

@@ -123,6 +123,16 @@ const struct ib_gid_attr *mrbond_rs_member_av(void *bond, struct ib_device *ibde
 					      u32 slot,
 					      const struct rdma_ah_attr *vav,
 					      struct rdma_ah_attr *mav);
+/*
+ * The GSI proxy sent (or gave up on) WR wr_id of the vdev's QP1 of port,
+ * with status; and a CM MAD it hands to that QP1 as received from GID
+ * theirs by GID ours, tagged with VLAN vlan (0xffff: none): false if it was
+ * dropped. rust/rdma/gsi.rs; any context.
+ */
+void mrbond_rs_gsi_send_done(void *bond, u32 port, u64 wr_id,
+			     enum ib_wc_status status);
+bool mrbond_rs_gsi_deliver(void *bond, u32 port, const void *mad,
+			   const u8 *theirs, const u8 *ours, u16 vlan);
 /* The attributes AH ah was created with, to send by. Any context. */
 const struct rdma_ah_attr *mrbond_rs_ah_attr(struct ib_ah *ah);
 /*

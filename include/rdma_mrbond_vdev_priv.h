@@ -13,7 +13,6 @@
 #include "rdma_mrbond_rdma_helpers.h"
 #include "rdma_mrbond_vdev.h"
 
-struct mrbond_gsi_qp;
 struct mrbond_sysfs_kobj;
 
 /*
@@ -63,9 +62,6 @@ struct mrbond_vdev {
 	struct mutex objs_lock;
 	struct mrbond_member_slot member[MRBOND_MAX_MEMBERS];
 
-	/* The QP1 of each port (GSI proxy), under gsi_lock (spinlock). */
-	spinlock_t gsi_lock;
-	struct mrbond_gsi_qp *gsi_qp[MRBOND_MAX_PORTS + 1];
 	/* Sends MADs through members from process context; ordered. */
 	struct workqueue_struct *gsi_wq;
 	/*

@@ -29,8 +29,9 @@
  *    races with the member QP's destruction.
  *  - a vdev CQ's "mrbond:cq-swq" (Rust, spinlock, IRQs off): its software
  *    queue (synthesised flushes), pushed to under "mrbond:qp". Innermost.
- *  - mrbond_gsi_qp.lock (spinlock): QP1's receive buffers;
- *    nothing nests inside it but "mrbond:cq-swq".
+ *  - QP1's "mrbond:gsi" (Rust, spinlock, IRQs off: rust/rdma/gsi.rs): the
+ *    QP1 of each port, completed to under it; inside it its receive
+ *    buffers' "mrbond:gsi-rq", and "mrbond:cq-swq".
  */
 #ifndef _RDMA_MRBOND_VERBS_PRIV_H
 #define _RDMA_MRBOND_VERBS_PRIV_H
@@ -41,13 +42,6 @@
 
 #include "rdma_mrbond_rdma_helpers.h"
 #include "rdma_mrbond_vdev_priv.h"
-
-/* A receive buffer ib_mad posted on a vdev QP1. */
-struct mrbond_gsi_rbuf {
-	u64 wr_id;
-	u64 addr;		/* virtual DMA: a kernel address */
-	u32 length;
-};
 
 /*
  * The connection exchange that speaks for a QP, as the GSI proxy sent it:
@@ -77,18 +71,6 @@ struct mrbond_qp_cm {
 	u32 member;		/* slot, fixed at creation */
 	struct mrbond_cm_exchange x;
 	bool aborted;		/* a REJ ended its exchange */
-};
-
-/* The vdev's QP1 of a port: the GSI proxy (the ib_qp is Rust's). */
-struct mrbond_gsi_qp {
-	struct ib_qp *ibqp;
-	spinlock_t lock;	/* the receive buffers */
-	u32 port;
-	struct mrbond_gsi_rbuf *grq;	/* under lock */
-	u32 grq_mask;
-	u64 grq_head, grq_tail;
-	atomic_t sends;		/* being sent by a member */
-	u32 sq_size;
 };
 
 static inline struct mrbond_vdev *mrbond_vdev_of(struct ib_device *ibdev)

@@ -29,6 +29,7 @@ use crate::{
     },
     rdma::{
         cq::CqSet,
+        gsi::GsiPorts,
         mr::MrTable,
         pd::PdSet,
         qp_path::{PathCounters, QpIds},
@@ -159,6 +160,9 @@ pub(crate) struct Bond {
     /// The data path's counters of each member slot: QPs, outstanding,
     /// flushed and wrong-key WRs.
     pub(crate) counters: PathCounters,
+    /// The vdev's QP1 of each port (`crate::rdma::gsi`); lock "mrbond:gsi".
+    #[pin]
+    pub(crate) gsi_ports: GsiPorts,
 }
 
 fn slot_index(slot: usize) -> Option<MemberIndex> {
@@ -263,6 +267,7 @@ impl Bond {
                 qp_ids <- QpIds::new(),
                 qp_paths <- QpPaths::new(c_str!("mrbond:qps"), static_lock_class!()),
                 counters: PathCounters::default(),
+                gsi_ports <- GsiPorts::new(),
             }),
             GFP_KERNEL,
         )

@@ -22,9 +22,10 @@ use crate::{
     ffi::*,
     rdma::{
         ah::Ah,
-        bindings::{ib_ah, ib_cq, ib_device, ib_gid_attr, ib_wc, rdma_ah_attr},
+        bindings::{ib_ah, ib_cq, ib_device, ib_gid_attr, ib_wc, ib_wc_status, rdma_ah_attr},
         cq::{Cq, Wc},
         device::{Device, OpsTable},
+        gsi::MAD_SIZE,
     },
     registry::Registry,
     vdev_verbs::VdevVerbs,
@@ -312,6 +313,55 @@ pub(crate) unsafe extern "C" fn mrbond_rs_netdev_unregister(ctx: *mut c_void, if
 /// sets them before its own table, which fills the rest.
 #[export_name = "mrbond_rs_dev_ops"]
 pub(crate) static VDEV_OPS: OpsTable = OpsTable::new::<VdevVerbs>();
+
+/// The GSI proxy sent (or gave up on) WR `wr_id` of the vdev's QP1 of
+/// `port`, with `status`.
+///
+/// # Safety
+///
+/// Called by the GSI proxy with the bond of a live vdev, in any context.
+/// (The vdev is live: ib_mad waits for QP1's posted sends to complete
+/// before it destroys QP1, and the vdev goes only after its QPs.)
+#[no_mangle]
+pub(crate) unsafe extern "C" fn mrbond_rs_gsi_send_done(
+    bond_ptr: *mut c_void,
+    port: u32,
+    wr_id: u64,
+    status: ib_wc_status,
+) {
+    // SAFETY: as the caller guarantees.
+    unsafe { bond(bond_ptr) }
+        .gsi_ports
+        .send_done(port, wr_id, status);
+}
+
+/// The CM MAD at `mad`, handed to the vdev's QP1 of `port` as received from
+/// GID `theirs` by GID `ours`, tagged with VLAN `vlan`; false if dropped.
+///
+/// # Safety
+///
+/// Called by the GSI proxy with the bond of a live vdev, a MAD of
+/// `IB_MGMT_MAD_SIZE` bytes and two GIDs of 16, in any context.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn mrbond_rs_gsi_deliver(
+    bond_ptr: *mut c_void,
+    port: u32,
+    mad: *const c_void,
+    theirs: *const u8,
+    ours: *const u8,
+    vlan: u16,
+) -> bool {
+    // SAFETY: as the caller guarantees.
+    let (bond, mad, theirs, ours) = unsafe {
+        (
+            bond(bond_ptr),
+            &*mad.cast::<[u8; MAD_SIZE]>(),
+            &*theirs.cast::<[u8; 16]>(),
+            &*ours.cast::<[u8; 16]>(),
+        )
+    };
+    bond.gsi_ports.deliver(port, mad, theirs, ours, vlan)
+}
 
 /// The attributes vdev AH `ibah` was created with.
 ///

@@ -20,6 +20,7 @@ use crate::{
     rdma::{
         cq::{CqSet, CqWindow, Polling, Wc},
         device::{Device, DeviceAttr, DeviceOps, LinkLayer, PortAttr, RoceV2Port, StatDesc},
+        gsi::GsiPorts,
         mr::{MemberDevice, MrTable, MrWindow},
         pd::{MemberPd, NewPd, Pd, PdSet},
         qp_path::{self, PathCounters, QpIds, QpWindow},
@@ -145,6 +146,10 @@ impl DeviceOps for VdevVerbs {
 
     fn traffic_class(bond: &ArcBorrow<'_, Bond>, requested: u8) -> u8 {
         bond.knobs.qp_traffic_class(requested)
+    }
+
+    fn gsi_ports<'a>(bond: &'a ArcBorrow<'_, Bond>) -> &'a GsiPorts {
+        &bond.gsi_ports
     }
 
     fn qp_ids<'a>(bond: &'a ArcBorrow<'_, Bond>) -> &'a QpIds {

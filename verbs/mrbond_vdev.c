@@ -196,7 +196,6 @@ struct mrbond_vdev *mrbond_vdev_alloc(void *bond, u32 nports, u64 node_guid)
 		v->member[i].v = v;
 		v->member[i].index = i;
 	}
-	spin_lock_init(&v->gsi_lock);
 	v->gsi_wq = alloc_ordered_workqueue("mrbond_gsi", WQ_MEM_RECLAIM);
 	v->cb_wq = alloc_ordered_workqueue("mrbond_cb", WQ_MEM_RECLAIM);
 	if (!v->gsi_wq || !v->cb_wq) {

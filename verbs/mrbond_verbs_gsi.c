@@ -48,8 +48,6 @@ static __be64 mrbond_service_id(u16 port)
 	return cpu_to_be64(((u64)RDMA_PS_TCP << 16) + port);
 }
 
-/* The received GRH area: 40 bytes, an IPv4 header in the last 20. */
-#define MRBOND_GRH_LEN		sizeof(struct ib_grh)
 /* ib_cm hands its handler the private data of the REQ MAD it got. */
 #define MRBOND_REQ_PDATA_OFFSET	(140 + sizeof(struct ib_mad_hdr))
 
@@ -65,92 +63,10 @@ struct mrbond_gsi_job {
 	u8 mad[IB_MGMT_MAD_SIZE];
 };
 
-/* Called by rust/rdma/qp.rs: see rdma_mrbond_rdma_helpers.h. */
-void *mrbond_rdma_vdev_gsi_create(struct ib_qp *ibqp,
-				  const struct ib_qp_init_attr *init)
-{
-	struct mrbond_vdev *v = mrbond_vdev_of(ibqp->device);
-	u32 port = init->port_num;
-	struct mrbond_gsi_qp *qp;
-	unsigned long flags;
-	u32 size;
-
-	if (port < 1 || port > v->nports || init->cap.max_send_sge > 2 ||
-	    init->cap.max_recv_sge != 1)
-		return ERR_PTR(-EINVAL);
-	qp = kzalloc(sizeof(*qp), GFP_KERNEL);
-	if (!qp)
-		return ERR_PTR(-ENOMEM);
-	size = roundup_pow_of_two(init->cap.max_recv_wr + 1);
-	qp->grq = kcalloc(size, sizeof(*qp->grq), GFP_KERNEL);
-	if (!qp->grq) {
-		kfree(qp);
-		return ERR_PTR(-ENOMEM);
-	}
-	spin_lock_init(&qp->lock);
-	qp->ibqp = ibqp;
-	qp->grq_mask = size - 1;
-	qp->port = port;
-	qp->sq_size = init->cap.max_send_wr;
-	ibqp->qp_num = 1;
-
-	spin_lock_irqsave(&v->gsi_lock, flags);
-	if (v->gsi_qp[port]) {
-		spin_unlock_irqrestore(&v->gsi_lock, flags);
-		kfree(qp->grq);
-		kfree(qp);
-		return ERR_PTR(-EBUSY);
-	}
-	v->gsi_qp[port] = qp;
-	spin_unlock_irqrestore(&v->gsi_lock, flags);
-	return qp;
-}
-
-void mrbond_rdma_vdev_gsi_destroy(void *gsi)
-{
-	struct mrbond_gsi_qp *qp = gsi;
-	struct mrbond_vdev *v = mrbond_vdev_of(qp->ibqp->device);
-	unsigned long flags;
-
-	/* Sends still in flight complete into nothing from now on. */
-	spin_lock_irqsave(&v->gsi_lock, flags);
-	v->gsi_qp[qp->port] = NULL;
-	spin_unlock_irqrestore(&v->gsi_lock, flags);
-	kfree(qp->grq);
-	kfree(qp);
-}
-
-/* A completion on the QP1 of port, if it still exists. */
-static void mrbond_gsi_complete(struct mrbond_vdev *v, u32 port,
-				struct ib_wc *wc, bool recv)
-{
-	struct mrbond_gsi_qp *qp;
-	struct ib_cq *cq;
-	unsigned long flags;
-
-	spin_lock_irqsave(&v->gsi_lock, flags);
-	qp = v->gsi_qp[port];
-	if (qp) {
-		cq = recv ? qp->ibqp->recv_cq : qp->ibqp->send_cq;
-		wc->qp = qp->ibqp;
-		if (!recv)
-			atomic_dec(&qp->sends);
-		if (mrbond_rs_cq_push(cq, wc))
-			mrbond_rs_cq_kick_later(cq);
-	}
-	spin_unlock_irqrestore(&v->gsi_lock, flags);
-}
-
 static void mrbond_gsi_send_done(struct mrbond_gsi_job *job,
 				 enum ib_wc_status status)
 {
-	struct ib_wc wc = {
-		.wr_id = job->wr_id,
-		.status = status,
-		.opcode = IB_WC_SEND,
-	};
-
-	mrbond_gsi_complete(job->v, job->port, &wc, false);
+	mrbond_rs_gsi_send_done(job->v->bond, job->port, job->wr_id, status);
 	kfree(job);
 }
 
@@ -342,11 +258,11 @@ fail:
 	mrbond_gsi_send_done(job, IB_WC_GENERAL_ERR);
 }
 
-/* ib_mad's UD send on the vdev QP1: copied and sent from process context. */
-static int mrbond_gsi_post_send_one(struct mrbond_vdev *v,
-				    struct mrbond_gsi_qp *qp,
-				    const struct ib_send_wr *wr)
+/* Called by rust/rdma/gsi.rs: see rdma_mrbond_rdma_helpers.h. */
+int mrbond_rdma_vdev_gsi_send(struct ib_device *ibdev, u32 port,
+			      const struct ib_send_wr *wr)
 {
+	struct mrbond_vdev *v = mrbond_vdev_of(ibdev);
 	const struct ib_ud_wr *ud = ud_wr(wr);
 	struct mrbond_gsi_job *job;
 	const struct ib_sge *sge;
@@ -355,8 +271,6 @@ static int mrbond_gsi_post_send_one(struct mrbond_vdev *v,
 	if (wr->opcode != IB_WR_SEND || !ud->ah || wr->num_sge < 1 ||
 	    wr->num_sge > 2)
 		return -EINVAL;
-	if (atomic_read(&qp->sends) > qp->sq_size)
-		return -ENOMEM;
 	job = kzalloc(sizeof(*job), GFP_ATOMIC);
 	if (!job)
 		return -ENOMEM;
@@ -376,93 +290,14 @@ static int mrbond_gsi_post_send_one(struct mrbond_vdev *v,
 		return -EINVAL;
 	}
 	job->v = v;
-	job->port = qp->port;
+	job->port = port;
 	job->wr_id = wr->wr_id;
 	job->ah = *mrbond_rs_ah_attr(ud->ah);
 	job->remote_qpn = ud->remote_qpn;
 	job->pkey_index = ud->pkey_index;
 	INIT_WORK(&job->work, mrbond_gsi_send_work);
-	atomic_inc(&qp->sends);
 	queue_work(v->gsi_wq, &job->work);
 	return 0;
-}
-
-int mrbond_rdma_vdev_gsi_post_send(void *gsi, const struct ib_send_wr *wr,
-				   const struct ib_send_wr **bad_wr)
-{
-	struct mrbond_gsi_qp *qp = gsi;
-	struct mrbond_vdev *v = mrbond_vdev_of(qp->ibqp->device);
-	int ret = 0;
-
-	for (; wr && !ret; wr = wr->next) {
-		ret = mrbond_gsi_post_send_one(v, qp, wr);
-		if (ret)
-			*bad_wr = wr;
-	}
-	return ret;
-}
-
-/* ib_mad's receive buffers: filled only by requests the members hand on. */
-static int mrbond_gsi_post_recv_one(struct mrbond_gsi_qp *qp,
-				    const struct ib_recv_wr *wr)
-{
-	struct mrbond_gsi_rbuf *rb;
-
-	if (wr->num_sge != 1)
-		return -EINVAL;
-	if (qp->grq_head - qp->grq_tail > qp->grq_mask)
-		return -ENOMEM;
-	rb = &qp->grq[qp->grq_head & qp->grq_mask];
-	rb->wr_id = wr->wr_id;
-	rb->addr = wr->sg_list[0].addr;
-	rb->length = wr->sg_list[0].length;
-	qp->grq_head++;
-	return 0;
-}
-
-int mrbond_rdma_vdev_gsi_post_recv(void *gsi, const struct ib_recv_wr *wr,
-				   const struct ib_recv_wr **bad_wr)
-{
-	struct mrbond_gsi_qp *qp = gsi;
-	unsigned long flags;
-	int ret = 0;
-
-	spin_lock_irqsave(&qp->lock, flags);
-	for (; wr && !ret; wr = wr->next) {
-		ret = mrbond_gsi_post_recv_one(qp, wr);
-		if (ret)
-			*bad_wr = wr;
-	}
-	spin_unlock_irqrestore(&qp->lock, flags);
-	return ret;
-}
-
-/* The network header ib_init_ah_attr_from_wc() reads, as rxe writes it. */
-static enum rdma_network_type mrbond_gsi_fill_grh(void *buf,
-						  const union ib_gid *src,
-						  const union ib_gid *dst)
-{
-	union rdma_network_hdr *hdr = buf;
-	struct iphdr *ip = &hdr->roce4grh;
-
-	memset(buf, 0, MRBOND_GRH_LEN);
-	if (ipv6_addr_v4mapped((const struct in6_addr *)src->raw) &&
-	    ipv6_addr_v4mapped((const struct in6_addr *)dst->raw)) {
-		ip->version = 4;
-		ip->ihl = 5;
-		ip->ttl = 64;
-		ip->protocol = IPPROTO_UDP;
-		ip->tot_len = htons(sizeof(*ip));
-		memcpy(&ip->saddr, src->raw + 12, 4);
-		memcpy(&ip->daddr, dst->raw + 12, 4);
-		ip_send_check(ip);
-		return RDMA_NETWORK_IPV4;
-	}
-	hdr->ibgrh.version_tclass_flow = cpu_to_be32(6 << 28);
-	hdr->ibgrh.hop_limit = 64;
-	hdr->ibgrh.sgid = *src;
-	hdr->ibgrh.dgid = *dst;
-	return RDMA_NETWORK_IPV6;
 }
 
 /* The VLAN of GID gid on vdev port, 0xffff if none; -ENOENT if absent. */
@@ -482,62 +317,19 @@ static int mrbond_gsi_gid_vlan(struct mrbond_vdev *v, u32 port,
 }
 
 /*
- * A CM MAD as received on vdev port's QP1, from theirs to ours: a receive
- * completion with the network header rxe would have written, tagged with
- * ours's VLAN (ib_cm matches a REQ's source GID by it).
+ * A CM MAD as received on vdev port's QP1, from theirs to ours, tagged with
+ * ours's VLAN (ib_cm matches a REQ's source GID by it): rust/rdma/gsi.rs.
  */
 static void mrbond_gsi_deliver(struct mrbond_vdev *v, u32 port,
 			       const void *mad, const union ib_gid *theirs,
 			       const union ib_gid *ours, u16 vlan)
 {
-	struct mrbond_gsi_rbuf rb;
-	struct ib_wc wc = {
-		.status = IB_WC_SUCCESS,
-		.opcode = IB_WC_RECV,
-		.byte_len = MRBOND_GRH_LEN + IB_MGMT_MAD_SIZE,
-		.src_qp = 1,
-		.wc_flags = IB_WC_GRH | IB_WC_WITH_NETWORK_HDR_TYPE,
-		.port_num = port,
-	};
-	struct mrbond_gsi_qp *qp;
-	unsigned long flags;
-	bool have = false;
-
-	if (vlan < VLAN_N_VID) {
-		wc.wc_flags |= IB_WC_WITH_VLAN;
-		wc.vlan_id = vlan;
-	}
-
-	spin_lock_irqsave(&v->gsi_lock, flags);
-	qp = v->gsi_qp[port];
-	if (qp) {
-		spin_lock(&qp->lock);
-		if (qp->grq_tail != qp->grq_head) {
-			rb = qp->grq[qp->grq_tail & qp->grq_mask];
-			qp->grq_tail++;
-			have = true;
-		}
-		spin_unlock(&qp->lock);
-	}
-	if (have && rb.length >= wc.byte_len) {
-		wc.network_hdr_type =
-			mrbond_gsi_fill_grh((void *)(uintptr_t)rb.addr,
-					    theirs, ours);
-		memcpy((void *)(uintptr_t)rb.addr + MRBOND_GRH_LEN, mad,
-		       IB_MGMT_MAD_SIZE);
-	} else if (have) {
-		wc.status = IB_WC_LOC_LEN_ERR;
-	}
-	spin_unlock_irqrestore(&v->gsi_lock, flags);
-	if (!have) {
+	if (!mrbond_rs_gsi_deliver(v->bond, port, mad, theirs->raw, ours->raw,
+				   vlan))
 		pr_warn_ratelimited("%s: CM MAD %#x dropped: no QP1 receive buffer on port %u\n",
 				    dev_name(&v->ibdev.dev),
 				    be16_to_cpu(((const struct ib_mad_hdr *)mad)->attr_id),
 				    port);
-		return;
-	}
-	wc.wr_id = rb.wr_id;
-	mrbond_gsi_complete(v, port, &wc, true);
 }
 
 /* A REQ a member received: a receive on its port's vdev QP1. */

@@ -27,6 +27,8 @@
 //! - [`caps`]: the vdev's device attributes, the intersection of its
 //!   members', and whether a joining member covers them.
 //! - [`qpn`]: when a destroyed QP's number may be taken again.
+//! - [`mad`]: the network header the GSI proxy writes in front of a MAD it
+//!   hands to the device's QP1.
 //! - [`selfcheck`]: deterministic scenarios run by both `cargo test` and KUnit.
 //!
 //! The kernel target is x86_64 (and arm64): `u64` division is used outside the
@@ -41,6 +43,7 @@ pub mod eligibility;
 pub mod failover;
 pub mod hash;
 pub mod knobs;
+pub mod mad;
 pub mod options;
 pub mod placement;
 pub mod port;

@@ -95,6 +95,11 @@ impl Wc {
         self.0.status == bindings::ib_wc_status_IB_WC_WR_FLUSH_ERR
     }
 
+    /// The completion's fields, for one the device makes itself.
+    pub(super) fn raw_mut(&mut self) -> &mut bindings::ib_wc {
+        &mut self.0
+    }
+
     /// Makes this a completion of QP `qp`'s WR `wr_id`.
     pub(crate) fn set_qp(&mut self, qp: *mut bindings::ib_qp, wr_id: u64) {
         self.0.qp = qp;

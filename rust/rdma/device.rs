@@ -16,6 +16,7 @@ use kernel::{
 use super::{
     bindings,
     cq::{CqSet, CqWindow, Polling, Wc},
+    gsi::GsiPorts,
     mr::{MemberDevice, MrTable, MrWindow},
     pd::{MemberPd, NewPd, Pd, PdSet},
     qp_path::{PathCounters, QpIds, QpWindow},
@@ -466,6 +467,9 @@ pub(crate) trait DeviceOps {
     /// The traffic class of a member AV whose consumer asked for
     /// `requested` (the driver's ECN and DSCP settings). Any context.
     fn traffic_class(data: &<Self::Data as ForeignOwnable>::Borrowed<'_>, requested: u8) -> u8;
+
+    /// The device's QP1 of each port (see [`super::gsi`]).
+    fn gsi_ports<'a>(data: &'a <Self::Data as ForeignOwnable>::Borrowed<'_>) -> &'a GsiPorts;
 
     /// The device's RC QP data paths: by id, as a set, and their counters.
     fn qp_ids<'a>(data: &'a <Self::Data as ForeignOwnable>::Borrowed<'_>) -> &'a QpIds;

@@ -12,6 +12,7 @@ pub(crate) mod av;
 pub(crate) mod bindings;
 pub(crate) mod cq;
 pub(crate) mod device;
+pub(crate) mod gsi;
 pub(crate) mod irq_lock;
 pub(crate) mod member;
 pub(crate) mod mr;

@@ -6,8 +6,8 @@
 //! An RC QP is backed by a QP on the member its driver places it on
 //! ([`DeviceOps::place_qp`]): the member QP's number is the QP's (the peer
 //! addresses it), claimed from the driver ([`DeviceOps::claim_qpn`]); its
-//! WRs go through its data path ([`QpPath`]). QP1 is the device's GSI
-//! proxy ([`GsiQp`], C's until the proxy moves). Member objects are made
+//! WRs go through its data path ([`QpPath`]). QP1 is the device's
+//! [`GsiQp`], whose MADs the GSI proxy carries. Member objects are made
 //! and destroyed under the device's objects lock ([`ObjectsGuard`]), which
 //! orders them against a member's detach.
 
@@ -29,9 +29,10 @@ use super::{
     bindings,
     cq::Cq,
     device::{Adapter, Device, DeviceOps, ObjectsGuard},
+    gsi::GsiQp,
     pd::{MemberPd, Pd},
     qp_path::{MemberCounters, NewQpPath, QpPath},
-    qp_proxy::{CmRecord, GsiQp},
+    qp_proxy::CmRecord,
     wr::Target,
 };
 
@@ -53,7 +54,7 @@ pub(crate) struct Qp {
 
 enum QpKind {
     Rc(RcQp),
-    Gsi(GsiQp),
+    Gsi(Pin<KBox<GsiQp>>),
 }
 
 /// An RC QP: its data path and the GSI proxy's record of it.
@@ -339,7 +340,11 @@ impl<T: DeviceOps> Adapter<T> {
             let init = unsafe { &mut *init };
             let kind = match init.qp_type {
                 // SAFETY: as this function's caller guarantees.
-                bindings::ib_qp_type_IB_QPT_GSI => QpKind::Gsi(unsafe { GsiQp::new(ibqp, init) }?),
+                bindings::ib_qp_type_IB_QPT_GSI => {
+                    // SAFETY: as this function's caller guarantees; `destroy_qp`
+                    // ends it.
+                    QpKind::Gsi(unsafe { GsiQp::new(dev, T::gsi_ports(&data), ibqp, init) }?)
+                }
                 // UD waits for a use; SRQs are not offered (max_srq 0).
                 bindings::ib_qp_type_IB_QPT_RC if init.srq.is_null() && init.create_flags == 0 => {
                     // SAFETY: as this function's caller guarantees.
@@ -374,7 +379,13 @@ impl<T: DeviceOps> Adapter<T> {
         let qpn = unsafe { (*ibqp).qp_num };
         let objects = dev.lock_objects();
         match kind {
-            QpKind::Gsi(gsi) => drop(gsi),
+            QpKind::Gsi(gsi) => {
+                // SAFETY: as below.
+                match unsafe { dev.driver_data::<T::Data>() } {
+                    Ok(data) => gsi.end(T::gsi_ports(&data)),
+                    Err(_) => drop(gsi),
+                }
+            }
             QpKind::Rc(rc) => {
                 // SAFETY: the device is `T`'s and holds its data until its
                 // `.dealloc_driver`, which the core calls after the last
@@ -516,9 +527,9 @@ impl<T: DeviceOps> Adapter<T> {
         // SAFETY: as the caller guarantees.
         let qp = unsafe { Qp::from_raw(ibqp) };
         match &qp.kind {
-            // SAFETY: the proxy's QP1, with the caller's chain.
+            // SAFETY: the caller's chain, on the QP1 of the QP's device.
             QpKind::Gsi(gsi) => unsafe {
-                bindings::mrbond_rdma_vdev_gsi_post_send(gsi.ptr.as_ptr(), wr, bad_wr)
+                gsi.post_send(Device::from_raw((*ibqp).device), wr, bad_wr)
             },
             // SAFETY: as the caller guarantees.
             QpKind::Rc(rc) => unsafe {
@@ -538,10 +549,8 @@ impl<T: DeviceOps> Adapter<T> {
         // SAFETY: as the caller guarantees.
         let qp = unsafe { Qp::from_raw(ibqp) };
         match &qp.kind {
-            // SAFETY: the proxy's QP1, with the caller's chain.
-            QpKind::Gsi(gsi) => unsafe {
-                bindings::mrbond_rdma_vdev_gsi_post_recv(gsi.ptr.as_ptr(), wr, bad_wr)
-            },
+            // SAFETY: the caller's chain.
+            QpKind::Gsi(gsi) => unsafe { gsi.post_recv(wr, bad_wr) },
             // SAFETY: as the caller guarantees.
             QpKind::Rc(rc) => unsafe {
                 Self::post_rc(ibqp, &rc.path, |p, t, c| p.post_recv(t, c, wr, bad_wr))
