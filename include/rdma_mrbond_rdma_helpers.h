@@ -70,6 +70,12 @@ void mrbond_rdma_dev_put(struct net_device *ndev);
 unsigned int mrbond_rdma_netdev_mtu(const struct net_device *ndev);
 /* ether_addr_copy(mac, ndev->dev_addr), for the same reason. */
 void mrbond_rdma_netdev_mac(const struct net_device *ndev, u8 *mac);
+/*
+ * The VLAN of RoCEv2 GID gid on port of dev in *vlan (0xffff: none), or
+ * -errno if the port does not have it.
+ */
+int mrbond_rdma_gid_vlan(struct ib_device *dev, u32 port, const u8 *gid,
+			 u16 *vlan);
 /* ib_device_try_get() (an inline): a registration reference, if any. */
 bool mrbond_rdma_device_try_get(struct ib_device *dev);
 /*
@@ -177,17 +183,4 @@ void mrbond_rdma_gsi_release(struct mrbond_rdma_gsi_member *res);
  */
 int mrbond_rdma_vdev_gsi_send(struct ib_device *ibdev, u32 port,
 			      const struct ib_send_wr *wr);
-/*
- * The GSI proxy's record of RC QP qp on member slot: the connection
- * exchange that speaks for it (NULL: no memory). Freed with the QP, under
- * objs_lock; free tells whether a REJ of the bond ended its exchange.
- */
-void *mrbond_rdma_vdev_qp_cm_new(struct ib_qp *qp, u32 slot);
-bool mrbond_rdma_vdev_qp_cm_free(void *record);
-/*
- * The QP of record lost its member while in state was: the GSI proxy ends
- * the connection exchange in flight for it, if any. Under objs_lock.
- */
-void mrbond_rdma_vdev_qp_abort_cm(void *record, enum ib_qp_state was);
-
 #endif /* _RDMA_MRBOND_RDMA_HELPERS_H */

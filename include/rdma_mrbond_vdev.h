@@ -108,11 +108,13 @@ void mrbond_sysfs_member_del(struct mrbond_vdev *v, u32 slot);
  * CQs, AHs and QPs, and so are members coming and going under them
  * (rust/rdma/member.rs). The GSI proxy reaches them through these.
  *
- * The GSI proxy's record (struct mrbond_qp_cm) of the RC QP that qpn is
- * live for (rust/vdev_qpns.rs), or NULL. Under objs_lock, which keeps the
- * QP and its record alive.
+ * The vdev's QP1 of port sends the len bytes of MAD mad to ah: if it is a
+ * CM REQ or REP for a live RC QP, the QP's record notes the exchange
+ * (rust/rdma/cm.rs), and the QP's member slot, which must carry it, is
+ * returned; -1 otherwise. Under objs_lock, which keeps the records alive.
  */
-void *mrbond_rs_qpn_qp(void *bond, u32 qpn);
+int mrbond_rs_gsi_note_cm(void *bond, const u8 *mad, u32 len, u32 port,
+			  const struct rdma_ah_attr *ah);
 /*
  * vav of the vdev made member slot's in mav, with the bond's traffic class
  * (rust/rdma/av.rs): the member's GID entry, held (rdma_put_gid_attr()),

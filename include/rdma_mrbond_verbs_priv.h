@@ -43,36 +43,6 @@
 #include "rdma_mrbond_rdma_helpers.h"
 #include "rdma_mrbond_vdev_priv.h"
 
-/*
- * The connection exchange that speaks for a QP, as the GSI proxy sent it:
- * what a REJ needs to end it on the vdev (mrbond_rdma_vdev_qp_abort_cm()).
- */
-struct mrbond_cm_exchange {
-	u32 local_id;		/* our communication ID; 0: none in flight */
-	u32 remote_id;		/* the peer's; 0 while our REQ is unanswered */
-	u8 sent;		/* MRBOND_CM_SENT_REQ or MRBOND_CM_SENT_REP */
-	u32 port;		/* the vdev port whose QP1 sent it */
-	union ib_gid ours, theirs;
-};
-
-#define MRBOND_CM_SENT_REQ	0	/* as REJ's MessageRejected (IBTA) */
-#define MRBOND_CM_SENT_REP	1
-
-/*
- * What the GSI proxy records of an RC QP (the QP is Rust's: rust/rdma/qp.rs,
- * which allocates this with it): its member, and the connection exchange
- * that speaks for it. Under objs_lock. A member that dies while the QP is
- * not yet ready to send (INIT: our REQ is out; RTR: our REP is) ends the
- * exchange at once instead of leaving ib_cm to retry it through a member
- * that is gone until it times out (15 retries of ~4.6 s under rdma_cm).
- */
-struct mrbond_qp_cm {
-	struct ib_qp *ibqp;
-	u32 member;		/* slot, fixed at creation */
-	struct mrbond_cm_exchange x;
-	bool aborted;		/* a REJ ended its exchange */
-};
-
 static inline struct mrbond_vdev *mrbond_vdev_of(struct ib_device *ibdev)
 {
 	return container_of(ibdev, struct mrbond_vdev, ibdev);

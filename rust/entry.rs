@@ -23,6 +23,7 @@ use crate::{
     rdma::{
         ah::Ah,
         bindings::{ib_ah, ib_cq, ib_device, ib_gid_attr, ib_wc, ib_wc_status, rdma_ah_attr},
+        cm::CmRecord,
         cq::{Cq, Wc},
         device::{Device, OpsTable},
         gsi::MAD_SIZE,
@@ -400,19 +401,41 @@ pub(crate) unsafe extern "C" fn mrbond_rs_cq_kick_later(ibcq: *mut ib_cq) {
     unsafe { Cq::from_raw(ibcq) }.kick_later();
 }
 
-/// The GSI proxy's record of the QP that `qpn` is live for, or NULL.
+/// The vdev's QP1 of `port` sends the `len` bytes of MAD `mad` to the
+/// address in `ah`: if it is a CM REQ or REP for a live RC QP of the vdev,
+/// the QP's record notes the exchange, and the result is the QP's member
+/// slot, which must carry it; -1 otherwise.
 ///
 /// # Safety
 ///
 /// Called by the GSI proxy with the bond of a live vdev, holding its
-/// `objs_lock`, which keeps the QP's record alive.
+/// objects lock (which keeps the QPs' records alive), with `len` readable
+/// bytes at `mad` and a valid `ah`.
 #[no_mangle]
-pub(crate) unsafe extern "C" fn mrbond_rs_qpn_qp(bond_ptr: *mut c_void, qpn: u32) -> *mut c_void {
+pub(crate) unsafe extern "C" fn mrbond_rs_gsi_note_cm(
+    bond_ptr: *mut c_void,
+    mad: *const u8,
+    len: u32,
+    port: u32,
+    ah: *const rdma_ah_attr,
+) -> c_int {
+    let Ok(len) = usize::try_from(len) else {
+        return -1;
+    };
     // SAFETY: as the caller guarantees.
-    unsafe { bond(bond_ptr) }
-        .qpns
-        .live(qpn)
-        .map_or(core::ptr::null_mut(), |qp| qp.as_raw())
+    let (bond, mad, ah) = unsafe { (bond(bond_ptr), core::slice::from_raw_parts(mad, len), &*ah) };
+    let Some(x) = crate::policy::mad::cm_exchange(mad) else {
+        return -1;
+    };
+    let Some(record) = bond.qpns.live(x.qpn).and_then(|r| NonNull::new(r.as_raw())) else {
+        return -1;
+    };
+    // SAFETY: the QPN table holds the record of a live QP, under the
+    // objects lock the caller holds (`destroy_qp` takes the number out
+    // under it before the record goes).
+    let record = unsafe { CmRecord::from_raw(record) };
+    record.note(x, port, ah);
+    c_int::try_from(record.member()).unwrap_or(-1)
 }
 
 /// The member slot that sends the MADs of vdev `port`, -1 if none is usable.

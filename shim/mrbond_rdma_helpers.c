@@ -12,6 +12,7 @@
 #include <linux/xarray.h>
 #include <net/net_namespace.h>
 #include <rdma/ib_addr.h>
+#include <rdma/ib_cache.h>
 #include <rdma/ib_verbs.h>
 
 #include "rdma_mrbond_rdma_helpers.h"
@@ -29,6 +30,21 @@ unsigned int mrbond_rdma_netdev_mtu(const struct net_device *ndev)
 void mrbond_rdma_netdev_mac(const struct net_device *ndev, u8 *mac)
 {
 	ether_addr_copy(mac, ndev->dev_addr);
+}
+
+int mrbond_rdma_gid_vlan(struct ib_device *dev, u32 port, const u8 *gid,
+			 u16 *vlan)
+{
+	const struct ib_gid_attr *attr;
+
+	*vlan = 0xffff;
+	attr = rdma_find_gid_by_port(dev, (const union ib_gid *)gid,
+				     IB_GID_TYPE_ROCE_UDP_ENCAP, port, NULL);
+	if (IS_ERR(attr))
+		return PTR_ERR(attr);
+	rdma_read_gid_l2_fields(attr, vlan, NULL);
+	rdma_put_gid_attr(attr);
+	return 0;
 }
 
 bool mrbond_rdma_device_try_get(struct ib_device *dev)

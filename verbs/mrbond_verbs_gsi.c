@@ -92,56 +92,6 @@ static void mrbond_gsi_sent(struct ib_mad_agent *agent,
 	mrbond_gsi_send_done(job, mwc->status);
 }
 
-/*
- * The record of the QP a CM REQ or REP speaks for (its local QPN), or NULL.
- * Under objs_lock, which keeps the QP alive.
- */
-static struct mrbond_qp_cm *mrbond_gsi_cm_qp(struct mrbond_vdev *v,
-					     const struct mrbond_gsi_job *job)
-{
-	const struct ib_mad_hdr *hdr = (const void *)job->mad;
-	u32 qpn;
-
-	if (hdr->mgmt_class != IB_MGMT_CLASS_CM)
-		return NULL;
-	if (hdr->attr_id == CM_REQ_ATTR_ID)
-		qpn = IBA_GET(CM_REQ_LOCAL_QPN, (struct cm_req_msg *)job->mad);
-	else if (hdr->attr_id == CM_REP_ATTR_ID)
-		qpn = IBA_GET(CM_REP_LOCAL_QPN, (struct cm_rep_msg *)job->mad);
-	else
-		return NULL;
-	return mrbond_rs_qpn_qp(v->bond, qpn);
-}
-
-/* What a REJ needs to end qp's exchange (REQ or REP in job). objs_lock. */
-static void mrbond_gsi_note_cm(struct mrbond_qp_cm *qp,
-			       const struct mrbond_gsi_job *job)
-{
-	const struct ib_mad_hdr *hdr = (const void *)job->mad;
-	const struct ib_global_route *grh = rdma_ah_read_grh(&job->ah);
-	struct mrbond_cm_exchange *cm = &qp->x;
-
-	lockdep_assert_held(&job->v->objs_lock);
-	if (hdr->attr_id == CM_REQ_ATTR_ID) {
-		cm->local_id = IBA_GET(CM_REQ_LOCAL_COMM_ID,
-				       (struct cm_req_msg *)job->mad);
-		cm->remote_id = 0;
-		cm->sent = MRBOND_CM_SENT_REQ;
-	} else {
-		cm->local_id = IBA_GET(CM_REP_LOCAL_COMM_ID,
-				       (struct cm_rep_msg *)job->mad);
-		cm->remote_id = IBA_GET(CM_REP_REMOTE_COMM_ID,
-					(struct cm_rep_msg *)job->mad);
-		cm->sent = MRBOND_CM_SENT_REP;
-	}
-	cm->port = job->port;
-	cm->theirs = grh->dgid;
-	if (grh->sgid_attr)
-		cm->ours = grh->sgid_attr->gid;
-	else
-		memset(&cm->ours, 0, sizeof(cm->ours));
-}
-
 static bool mrbond_gsi_dev_can_xmit(const struct net_device *dev)
 {
 	return netif_running(dev) && netif_carrier_ok(dev) &&
@@ -189,9 +139,8 @@ static void mrbond_gsi_send_work(struct work_struct *work)
 	struct ib_mad_send_buf *msg;
 	struct rdma_ah_attr mav;
 	struct ib_mad_agent *agent;
-	struct mrbond_qp_cm *cm_qp;
 	struct ib_ah *mah;
-	int member, ret;
+	int member, cm_member, ret;
 
 	if (hdr->mgmt_class == IB_MGMT_CLASS_CM &&
 	    hdr->attr_id == CM_REQ_ATTR_ID)
@@ -200,11 +149,11 @@ static void mrbond_gsi_send_work(struct work_struct *work)
 	member = mrbond_rs_gsi_member(v->bond, job->port);
 
 	mutex_lock(&v->objs_lock);
-	cm_qp = mrbond_gsi_cm_qp(v, job);
-	if (cm_qp) {
-		member = cm_qp->member;
-		mrbond_gsi_note_cm(cm_qp, job);
-	}
+	/* A REQ or REP goes out through the member of the QP it speaks for. */
+	cm_member = mrbond_rs_gsi_note_cm(v->bond, job->mad, job->len,
+					  job->port, &job->ah);
+	if (cm_member >= 0)
+		member = cm_member;
 	ret = -ENETDOWN;
 	if (member < 0 || member >= MRBOND_MAX_MEMBERS)
 		goto fail;
@@ -300,22 +249,6 @@ int mrbond_rdma_vdev_gsi_send(struct ib_device *ibdev, u32 port,
 	return 0;
 }
 
-/* The VLAN of GID gid on vdev port, 0xffff if none; -ENOENT if absent. */
-static int mrbond_gsi_gid_vlan(struct mrbond_vdev *v, u32 port,
-			       const union ib_gid *gid, u16 *vlan)
-{
-	const struct ib_gid_attr *attr;
-
-	*vlan = 0xffff;
-	attr = rdma_find_gid_by_port(&v->ibdev, gid,
-				     IB_GID_TYPE_ROCE_UDP_ENCAP, port, NULL);
-	if (IS_ERR(attr))
-		return PTR_ERR(attr);
-	rdma_read_gid_l2_fields(attr, vlan, NULL);
-	rdma_put_gid_attr(attr);
-	return 0;
-}
-
 /*
  * A CM MAD as received on vdev port's QP1, from theirs to ours, tagged with
  * ours's VLAN (ib_cm matches a REQ's source GID by it): rust/rdma/gsi.rs.
@@ -344,83 +277,12 @@ static void mrbond_gsi_inject(struct mrbond_vdev *v, u32 member,
 	port = v->nports == 1 ? 1 : member + 1;
 	theirs = IBA_GET_MEM_PTR(CM_REQ_PRIMARY_LOCAL_PORT_GID, req);
 	ours = IBA_GET_MEM_PTR(CM_REQ_PRIMARY_REMOTE_PORT_GID, req);
-	if (mrbond_gsi_gid_vlan(v, port, ours, &vlan)) {
+	if (mrbond_rdma_gid_vlan(&v->ibdev, port, ours->raw, &vlan)) {
 		pr_warn_ratelimited("%s: REQ for %pI6 on port %u, which does not have it\n",
 				    dev_name(&v->ibdev.dev), ours->raw, port);
 		return;
 	}
 	mrbond_gsi_deliver(v, port, req, theirs, ours, vlan);
-}
-
-/* The IBTA CM class version (drivers/infiniband/core/cm_msgs.h). */
-#define MRBOND_CM_CLASS_VERSION	2
-
-/* Called by rust/rdma/qp.rs: see rdma_mrbond_rdma_helpers.h. */
-void *mrbond_rdma_vdev_qp_cm_new(struct ib_qp *ibqp, u32 slot)
-{
-	struct mrbond_qp_cm *qp = kzalloc(sizeof(*qp), GFP_KERNEL);
-
-	if (!qp)
-		return NULL;
-	qp->ibqp = ibqp;
-	qp->member = slot;
-	return qp;
-}
-
-bool mrbond_rdma_vdev_qp_cm_free(void *record)
-{
-	struct mrbond_qp_cm *qp = record;
-	bool aborted = qp->aborted;
-
-	kfree(qp);
-	return aborted;
-}
-
-/* Called by rust/rdma/qp_set.rs: see rdma_mrbond_rdma_helpers.h. */
-void mrbond_rdma_vdev_qp_abort_cm(void *record, enum ib_qp_state was)
-{
-	struct mrbond_qp_cm *qp = record;
-	struct mrbond_vdev *v = mrbond_vdev_of(qp->ibqp->device);
-	struct mrbond_cm_exchange *cm = &qp->x;
-	struct cm_rej_msg *rej;
-	struct ib_mad_hdr *hdr;
-	u16 vlan;
-
-	lockdep_assert_held(&v->objs_lock);
-	if (!cm->local_id)
-		return;
-	if (was != IB_QPS_INIT && was != IB_QPS_RTR) {
-		/* Ready to send, or never connecting: nothing in flight. */
-		cm->local_id = 0;
-		return;
-	}
-	rej = kzalloc(IB_MGMT_MAD_SIZE, GFP_KERNEL);
-	if (!rej) {
-		/* ib_cm times the exchange out as before. */
-		cm->local_id = 0;
-		return;
-	}
-	hdr = (struct ib_mad_hdr *)rej;
-	hdr->base_version = IB_MGMT_BASE_VERSION;
-	hdr->mgmt_class = IB_MGMT_CLASS_CM;
-	hdr->class_version = MRBOND_CM_CLASS_VERSION;
-	hdr->method = IB_MGMT_METHOD_SEND;
-	hdr->attr_id = CM_REJ_ATTR_ID;
-	/* As from the peer: its ID is the REJ's local one, ours the remote. */
-	IBA_SET(CM_REJ_LOCAL_COMM_ID, rej, cm->remote_id);
-	IBA_SET(CM_REJ_REMOTE_COMM_ID, rej, cm->local_id);
-	IBA_SET(CM_REJ_MESSAGE_REJECTED, rej, cm->sent);
-	/* The address the exchange went out from is gone with the member. */
-	IBA_SET(CM_REJ_REASON, rej, IB_CM_REJ_INVALID_GID);
-	/* Our GID may be gone with the member: untagged then. */
-	mrbond_gsi_gid_vlan(v, cm->port, &cm->ours, &vlan);
-	mrbond_gsi_deliver(v, cm->port, rej, &cm->theirs, &cm->ours, vlan);
-	kfree(rej);
-	qp->aborted = true;
-	pr_info("%s: QP %u lost its member while connecting: %s rejected locally\n",
-		dev_name(&v->ibdev.dev), qp->ibqp->qp_num,
-		cm->sent == MRBOND_CM_SENT_REQ ? "REQ" : "REP");
-	cm->local_id = 0;
 }
 
 /*

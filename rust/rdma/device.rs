@@ -15,12 +15,12 @@ use kernel::{
 
 use super::{
     bindings,
+    cm::CmRecord,
     cq::{CqSet, CqWindow, Polling, Wc},
     gsi::GsiPorts,
     mr::{MemberDevice, MrTable, MrWindow},
     pd::{MemberPd, NewPd, Pd, PdSet},
     qp_path::{PathCounters, QpIds, QpWindow},
-    qp_proxy::CmRecord,
     qp_set::QpPaths,
 };
 use crate::policy::{

@@ -10,6 +10,7 @@
 pub(crate) mod ah;
 pub(crate) mod av;
 pub(crate) mod bindings;
+pub(crate) mod cm;
 pub(crate) mod cq;
 pub(crate) mod device;
 pub(crate) mod gsi;
@@ -19,7 +20,6 @@ pub(crate) mod mr;
 pub(crate) mod pd;
 pub(crate) mod qp;
 pub(crate) mod qp_path;
-pub(crate) mod qp_proxy;
 pub(crate) mod qp_set;
 pub(crate) mod rcu;
 pub(crate) mod set;

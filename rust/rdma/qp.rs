@@ -27,12 +27,12 @@ use kernel::{
 
 use super::{
     bindings,
+    cm::CmRecord,
     cq::Cq,
     device::{Adapter, Device, DeviceOps, ObjectsGuard},
     gsi::GsiQp,
     pd::{MemberPd, Pd},
     qp_path::{MemberCounters, NewQpPath, QpPath},
-    qp_proxy::CmRecord,
     wr::Target,
 };
 
@@ -60,7 +60,7 @@ enum QpKind {
 /// An RC QP: its data path and the GSI proxy's record of it.
 struct RcQp {
     path: Pin<KBox<QpPath>>,
-    cm: CmRecord,
+    cm: Pin<KBox<CmRecord>>,
     /// The device port of the last `IB_QP_PORT` or AV, 0 before: what
     /// `query_qp` reports (the member's port is its own).
     vport: AtomicU32,
@@ -237,7 +237,6 @@ impl<T: DeviceOps> Adapter<T> {
         };
         // The placement takes the bond's locks: before the objects lock.
         let slot = T::place_qp(data, pd, port)?;
-        let slot_u32 = u32::try_from(slot)?;
         let objects = dev.lock_objects();
         let (mdev, mport) = objects.member(slot).ok_or_else(super::enetdown)?;
         // SAFETY: the core's CQs of the QP, `Cq`s of the device, live while
@@ -251,7 +250,9 @@ impl<T: DeviceOps> Adapter<T> {
                 rcq.member(slot, mdev.as_raw())?,
             )
         };
-        let cm = CmRecord::new(ibqp, slot_u32)?;
+        // SAFETY: the QP outlives its record (`destroy_qp` drops it), and the
+        // device's data, which holds the QP1 table, outlives its QPs.
+        let cm = unsafe { CmRecord::new(ibqp, slot, T::gsi_ports(data)) }?;
         let made = T::with_member_pd(pd, slot, &mdev, |mpd| {
             // SAFETY: plain C data, copied bit for bit.
             let mut minit = unsafe { core::ptr::read(init) };
@@ -266,13 +267,7 @@ impl<T: DeviceOps> Adapter<T> {
             let mqp = Self::create_member_qp(data, mpd, &mut minit, &cm)?;
             Ok((mqp, minit.cap, mpd.local_dma_lkey()))
         });
-        let (mqp, cap, lkey) = match made {
-            Ok(made) => made,
-            Err(e) => {
-                cm.free(&objects);
-                return Err(e);
-            }
-        };
+        let (mqp, cap, lkey) = made?;
         let qpn = mqp.qp_num();
         let new = NewQpPath {
             qp: ibqp,
@@ -283,7 +278,7 @@ impl<T: DeviceOps> Adapter<T> {
             local_dma_lkey: lkey,
             send_wrs: cap.max_send_wr,
             recv_wrs: cap.max_recv_wr,
-            cm: cm.as_raw(),
+            cm: NonNull::from(&*cm),
         };
         // SAFETY: the QP, its CQs and the record live until `destroy_qp`
         // ends the path; the member QP until the path gives it up.
@@ -293,7 +288,6 @@ impl<T: DeviceOps> Adapter<T> {
             Err(e) => {
                 T::release_qpn(data, qpn);
                 drop(mqp);
-                cm.free(&objects);
                 return Err(e);
             }
         };
@@ -377,7 +371,9 @@ impl<T: DeviceOps> Adapter<T> {
         let dev = unsafe { Device::from_raw((*ibqp).device) };
         // SAFETY: the core's QP; its number never changes.
         let qpn = unsafe { (*ibqp).qp_num };
-        let objects = dev.lock_objects();
+        // Held to the end: a member's detach must not walk a path half
+        // ended, and the GSI proxy finds records by QPN under it.
+        let _objects = dev.lock_objects();
         match kind {
             QpKind::Gsi(gsi) => {
                 // SAFETY: as below.
@@ -406,8 +402,7 @@ impl<T: DeviceOps> Adapter<T> {
                         counters.add_qps(-1);
                     }
                 }
-                let aborted = rc.cm.free(&objects);
-                T::quarantine_qpn(&data, qpn, aborted);
+                T::quarantine_qpn(&data, qpn, rc.cm.aborted());
             }
         }
         0

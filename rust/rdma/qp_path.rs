@@ -13,7 +13,6 @@
 //! ([`crate::policy::wrid`]).
 
 use core::{
-    ffi::c_void,
     mem::offset_of,
     ptr::NonNull,
     sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering},
@@ -23,6 +22,7 @@ use kernel::{error::to_result, ffi::c_int, prelude::*, types::Opaque};
 
 use super::{
     bindings,
+    cm::CmRecord,
     cq::{Cq, Polling, Wc},
     device::DeviceOps,
     irq_lock::{new_spinlock_irq, SpinLockIrq},
@@ -287,7 +287,7 @@ pub(crate) struct QpPath {
     /// The `local_dma_lkey` of the member PD.
     local_dma_lkey: u32,
     /// The device's record of the QP's connection exchange.
-    cm: NonNull<c_void>,
+    cm: NonNull<CmRecord>,
     /// Lock "mrbond:qp": the member QP and the shadow rings; held across
     /// the member post, so that a post never races with the member QP's
     /// destruction. Inside a CQ's "mrbond:cq-poll"; "mrbond:cq-swq"
@@ -324,7 +324,7 @@ pub(crate) struct NewQpPath {
     /// The device's record of the QP's connection exchange, which a
     /// member's departure ends ([`QpPath::abort_cm`]); it outlives the
     /// path.
-    pub(crate) cm: *mut c_void,
+    pub(crate) cm: NonNull<CmRecord>,
 }
 
 impl QpPath {
@@ -350,7 +350,7 @@ impl QpPath {
             NonNull::new(new.scq).ok_or(EINVAL)?,
             NonNull::new(new.rcq).ok_or(EINVAL)?,
             NonNull::new(new.member_qp).ok_or(EINVAL)?,
-            NonNull::new(new.cm).ok_or(EINVAL)?,
+            new.cm,
         );
         let (sq, rq) = (Ring::new(new.send_wrs)?, Ring::new(new.recv_wrs)?);
         // Reserved now, published once the path is complete.
@@ -700,9 +700,8 @@ impl QpPath {
     /// The caller must hold the device's objects lock, under which the
     /// device keeps its QPs' exchange records.
     pub(super) unsafe fn abort_cm(&self, was: bindings::ib_qp_state) {
-        // SAFETY: by the type invariant the record is live; the caller
-        // holds the objects lock.
-        unsafe { bindings::mrbond_rdma_vdev_qp_abort_cm(self.cm.as_ptr(), was) };
+        // SAFETY: by the type invariant the record outlives the path.
+        unsafe { self.cm.as_ref() }.abort(was);
     }
 
     /// A detach takes the member QP to destroy it (posts meanwhile only

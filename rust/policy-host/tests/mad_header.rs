@@ -62,3 +62,87 @@ fn ipv6_gids_get_a_grh() {
     assert_eq!(&h[8..24], &src);
     assert_eq!(&h[24..40], &dst);
 }
+
+fn cm_mad(attr: u16) -> [u8; 256] {
+    let mut m = [0u8; 256];
+    m[0] = 1;
+    m[1] = 0x07;
+    m[2] = 2;
+    m[3] = 0x03;
+    m[16..18].copy_from_slice(&attr.to_be_bytes());
+    m
+}
+
+#[test]
+fn req_and_rep_name_their_qp_and_ids() {
+    use mrbond_policy::policy::mad::{cm_exchange, CmExchange, CmSent};
+    let mut req = cm_mad(0x0010);
+    req[24..28].copy_from_slice(&0x1122_3344u32.to_be_bytes());
+    // Local QPN 0x000abc in the top 24 bits, the next field's 8 below.
+    req[56..60].copy_from_slice(&0x000a_bc07u32.to_be_bytes());
+    assert_eq!(
+        cm_exchange(&req),
+        Some(CmExchange {
+            qpn: 0xabc,
+            local_id: 0x1122_3344,
+            remote_id: 0,
+            sent: CmSent::Req
+        })
+    );
+    let mut rep = cm_mad(0x0013);
+    rep[24..28].copy_from_slice(&7u32.to_be_bytes());
+    rep[28..32].copy_from_slice(&9u32.to_be_bytes());
+    rep[36..40].copy_from_slice(&0x0000_2aff_u32.to_be_bytes());
+    assert_eq!(
+        cm_exchange(&rep),
+        Some(CmExchange {
+            qpn: 0x2a,
+            local_id: 7,
+            remote_id: 9,
+            sent: CmSent::Rep
+        })
+    );
+    // An RTU, a non-CM MAD and a short buffer say nothing.
+    assert_eq!(cm_exchange(&cm_mad(0x0014)), None);
+    let mut sa = cm_mad(0x0010);
+    sa[1] = 0x03;
+    assert_eq!(cm_exchange(&sa), None);
+    assert_eq!(cm_exchange(&req[..40]), None);
+}
+
+#[test]
+fn rej_swaps_the_ids_and_names_the_message() {
+    use mrbond_policy::policy::mad::{cm_rej, CmExchange, CmSent, REJ_INVALID_GID};
+    let x = CmExchange {
+        qpn: 5,
+        local_id: 0xaaaa_0001,
+        remote_id: 0xbbbb_0002,
+        sent: CmSent::Rep,
+    };
+    let m = cm_rej(&x, REJ_INVALID_GID);
+    assert_eq!(&m[..4], &[1, 0x07, 2, 0x03]);
+    assert_eq!(&m[16..18], &[0x00, 0x12]);
+    assert_eq!(
+        &m[24..28],
+        &0xbbbb_0002u32.to_be_bytes(),
+        "the peer's ID is the REJ's local one"
+    );
+    assert_eq!(&m[28..32], &0xaaaa_0001u32.to_be_bytes());
+    assert_eq!(m[32] >> 6, 1, "MessageRejected: REP");
+    assert_eq!(&m[34..36], &[0, 12]);
+    let req = CmExchange {
+        sent: CmSent::Req,
+        ..x
+    };
+    assert_eq!(cm_rej(&req, REJ_INVALID_GID)[32] >> 6, 0);
+}
+
+#[test]
+fn req_gids_at_their_offsets() {
+    use mrbond_policy::policy::mad::cm_req_gids;
+    let mut req = cm_mad(0x0010);
+    req[80..96].copy_from_slice(&[1; 16]);
+    req[96..112].copy_from_slice(&[2; 16]);
+    assert_eq!(cm_req_gids(&req), Some(([1; 16], [2; 16])));
+    assert_eq!(cm_req_gids(&req[..100]), None);
+}

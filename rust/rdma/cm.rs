@@ -1,0 +1,174 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The device's record of each RC QP's connection exchange ([`CmRecord`]):
+//! the REQ or REP that the device's QP1 last sent for it, noted as the GSI
+//! proxy sends it through the QP's member. A member that dies while the QP
+//! is not yet ready to send (INIT: our REQ is out; RTR: our REP is) ends
+//! the exchange at once with a REJ, delivered to QP1 as from the peer,
+//! instead of leaving ib_cm to retry it through a member that is gone until
+//! it times out (15 retries of ~4.6 s under rdma_cm).
+
+use core::{ffi::c_void, ptr::NonNull};
+
+use kernel::{new_spinlock, prelude::*, sync::SpinLock};
+
+use super::{bindings, gsi::GsiPorts};
+use crate::policy::mad::{self, CmExchange, CmSent};
+
+/// An exchange in flight, as our last message of it went out.
+#[derive(Clone, Copy)]
+struct InFlight {
+    x: CmExchange,
+    /// The device port whose QP1 sent it.
+    port: u32,
+    /// Our GID and the peer's.
+    ours: [u8; 16],
+    theirs: [u8; 16],
+}
+
+#[derive(Default)]
+struct CmState {
+    in_flight: Option<InFlight>,
+    /// A REJ of the device ended an exchange.
+    aborted: bool,
+}
+
+/// What the device records of an RC QP's connection exchange.
+///
+/// # Invariants
+///
+/// `qp` is the device's QP the record was made for and `gsi` its device's
+/// QP1 table: both outlive the record.
+#[pin_data]
+pub(crate) struct CmRecord {
+    qp: NonNull<bindings::ib_qp>,
+    /// The member slot of the QP, fixed at creation.
+    member: usize,
+    gsi: NonNull<GsiPorts>,
+    /// Lock "mrbond:qp-cm". Inside the objects lock, under which the GSI
+    /// proxy notes exchanges and members' departures end them.
+    #[pin]
+    state: SpinLock<CmState>,
+}
+
+// SAFETY: the pointers name the core's QP and the device's QP1 table, both
+// usable from any thread; the state is behind a lock.
+unsafe impl Send for CmRecord {}
+// SAFETY: as above.
+unsafe impl Sync for CmRecord {}
+
+impl CmRecord {
+    /// The record of QP `qp` on member `slot`, of a device whose QP1 table
+    /// is `gsi`. May sleep.
+    ///
+    /// # Safety
+    ///
+    /// `qp` and `gsi` must outlive the record.
+    pub(super) unsafe fn new(
+        qp: *mut bindings::ib_qp,
+        slot: usize,
+        gsi: &GsiPorts,
+    ) -> Result<Pin<KBox<Self>>> {
+        let qp = NonNull::new(qp).ok_or(EINVAL)?;
+        KBox::pin_init(
+            pin_init!(Self {
+                // INVARIANT: as the caller guarantees.
+                qp,
+                member: slot,
+                gsi: NonNull::from(gsi),
+                state <- new_spinlock!(CmState::default(), "mrbond:qp-cm"),
+            }),
+            GFP_KERNEL,
+        )
+    }
+
+    /// The record at `ptr`, found by its QP's number.
+    ///
+    /// # Safety
+    ///
+    /// `ptr` must be [`CmRecord::as_raw`] of a record that lives for `'a`.
+    pub(crate) unsafe fn from_raw<'a>(ptr: NonNull<c_void>) -> &'a Self {
+        // SAFETY: as the caller guarantees.
+        unsafe { ptr.cast::<Self>().as_ref() }
+    }
+
+    /// The record's address, by which the driver's QPN table names it.
+    pub(crate) fn as_raw(&self) -> *mut c_void {
+        core::ptr::from_ref(self).cast_mut().cast()
+    }
+
+    /// The member slot of the QP.
+    pub(crate) fn member(&self) -> usize {
+        self.member
+    }
+
+    /// Whether a REJ of the device ended the QP's exchange.
+    pub(super) fn aborted(&self) -> bool {
+        self.state.lock().aborted
+    }
+
+    /// The device's QP1 of `port` sends `x`, a REQ or REP for this QP, to
+    /// the address in `ah`.
+    pub(crate) fn note(&self, x: CmExchange, port: u32, ah: &bindings::rdma_ah_attr) {
+        let raw = |gid: &bindings::ib_gid| -> [u8; 16] {
+            // SAFETY: every bit pattern of the union is a valid byte array.
+            unsafe { *gid.raw.as_ref() }
+        };
+        // SAFETY: the AH's source GID entry, if any, is held while the AH
+        // lives, which the caller's send outlasts.
+        let ours = unsafe { ah.grh.sgid_attr.as_ref() }.map_or([0; 16], |a| raw(&a.gid));
+        self.state.lock().in_flight = Some(InFlight {
+            x,
+            port,
+            ours,
+            theirs: raw(&ah.grh.dgid),
+        });
+    }
+
+    /// The QP lost its member while in state `was`: the exchange in flight
+    /// for it, if any, ends with a REJ delivered to QP1 as from the peer.
+    pub(super) fn abort(&self, was: bindings::ib_qp_state) {
+        let Some(f) = self.state.lock().in_flight.take() else {
+            return;
+        };
+        // Ready to send, or never connecting: nothing is in flight.
+        if was != bindings::ib_qp_state_IB_QPS_INIT && was != bindings::ib_qp_state_IB_QPS_RTR {
+            return;
+        }
+        // The address the exchange went out from is gone with the member.
+        let rej = mad::cm_rej(&f.x, mad::REJ_INVALID_GID);
+        let mut vlan = u16::MAX;
+        // SAFETY: by the type invariant the QP, and so its device, is live;
+        // the GID is read for the call. Our GID may be gone with the
+        // member: the REJ is untagged then.
+        let _ = unsafe {
+            bindings::mrbond_rdma_gid_vlan(
+                (*self.qp.as_ptr()).device,
+                f.port,
+                f.ours.as_ptr(),
+                &mut vlan,
+            )
+        };
+        // SAFETY: by the type invariant the table outlives the record.
+        let gsi = unsafe { self.gsi.as_ref() };
+        let delivered = gsi.deliver(f.port, &rej, &f.theirs, &f.ours, vlan);
+        self.state.lock().aborted = true;
+        // SAFETY: as above; the number never changes.
+        let qpn = unsafe { (*self.qp.as_ptr()).qp_num };
+        if !delivered {
+            pr_warn!(
+                "QP {}: REJ dropped: no QP1 receive buffer on port {}\n",
+                qpn,
+                f.port
+            );
+        }
+        pr_info!(
+            "QP {} lost its member while connecting: {} rejected locally\n",
+            qpn,
+            match f.x.sent {
+                CmSent::Req => "REQ",
+                CmSent::Rep => "REP",
+            }
+        );
+    }
+}
