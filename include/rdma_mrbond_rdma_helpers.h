@@ -76,6 +76,12 @@ void mrbond_rdma_netdev_mac(const struct net_device *ndev, u8 *mac);
  */
 int mrbond_rdma_gid_vlan(struct ib_device *dev, u32 port, const u8 *gid,
 			 u16 *vlan);
+/*
+ * Whether the netdev of GID entry attr, and its real device under a VLAN,
+ * can transmit: running, carrier on, and a qdisc other than the noop one
+ * (inlines, read under RCU).
+ */
+bool mrbond_rdma_gid_can_xmit(const struct ib_gid_attr *attr);
 /* ib_device_try_get() (an inline): a registration reference, if any. */
 bool mrbond_rdma_device_try_get(struct ib_device *dev);
 /*
@@ -177,10 +183,12 @@ void mrbond_rdma_vdev_gsi_take(struct ib_device *ibdev, u32 slot,
 			       struct mrbond_rdma_gsi_member *res);
 void mrbond_rdma_gsi_release(struct mrbond_rdma_gsi_member *res);
 /*
- * Sends MAD WR wr of the vdev's QP1 of port through a member (the GSI
- * proxy copies it and sends from process context); completed by
- * mrbond_rs_gsi_send_done(). Any context.
+ * Queues work on the vdev's GSI workqueue (ordered: QP1's sends go out in
+ * their posting order, from process context).
  */
-int mrbond_rdma_vdev_gsi_send(struct ib_device *ibdev, u32 port,
-			      const struct ib_send_wr *wr);
+void mrbond_rdma_vdev_queue_gsi(struct ib_device *ibdev,
+				struct work_struct *work);
+/* Member slot's send agent on its QP1, or NULL. Under objs_lock. */
+struct ib_mad_agent *mrbond_rdma_vdev_member_agent(struct ib_device *ibdev,
+						   u32 slot);
 #endif /* _RDMA_MRBOND_RDMA_HELPERS_H */

@@ -16,18 +16,10 @@
 /* MRBOND_MAX_MEMBERS: in rail mode member slot i is port i + 1. */
 #include "rdma_mrbond_glue.h"
 
-struct ib_ah;
-struct ib_cq;
 struct ib_device;
-struct ib_pd;
-struct ib_qp;
-struct ib_recv_wr;
-struct ib_send_wr;
-struct ib_wc;
-struct mrbond_rdma_recv;
-struct mrbond_rdma_send;
+struct ib_mad_agent;
+struct ib_mad_send_wc;
 struct mrbond_vdev;
-struct rdma_ah_attr;
 
 #define MRBOND_MAX_PORTS 16
 
@@ -107,48 +99,17 @@ void mrbond_sysfs_member_del(struct mrbond_vdev *v, u32 slot);
  * The vdev's objects are Rust's (rust/rdma/): PDs (rust/vdev_pd.rs), MRs,
  * CQs, AHs and QPs, and so are members coming and going under them
  * (rust/rdma/member.rs). The GSI proxy reaches them through these.
- *
- * The vdev's QP1 of port sends the len bytes of MAD mad to ah: if it is a
- * CM REQ or REP for a live RC QP, the QP's record notes the exchange
- * (rust/rdma/cm.rs), and the QP's member slot, which must carry it, is
- * returned; -1 otherwise. Under objs_lock, which keeps the records alive.
  */
-int mrbond_rs_gsi_note_cm(void *bond, const u8 *mad, u32 len, u32 port,
-			  const struct rdma_ah_attr *ah);
+/* The send handler of the members' agents: a MAD of a vdev's QP1 went out. */
+void mrbond_rs_gsi_sent(struct ib_mad_agent *agent,
+			struct ib_mad_send_wc *mwc);
 /*
- * vav of the vdev made member slot's in mav, with the bond's traffic class
- * (rust/rdma/av.rs): the member's GID entry, held (rdma_put_gid_attr()),
- * or an ERR_PTR. Under objs_lock, which it may drop for up to a second:
- * the caller checks again what it read under the lock before.
+ * A CM MAD the GSI proxy hands to the vdev's QP1 of port as received from
+ * GID theirs by GID ours, tagged with VLAN vlan (0xffff: none): false if it
+ * was dropped. rust/rdma/gsi.rs; any context.
  */
-const struct ib_gid_attr *mrbond_rs_member_av(void *bond, struct ib_device *ibdev,
-					      u32 slot,
-					      const struct rdma_ah_attr *vav,
-					      struct rdma_ah_attr *mav);
-/*
- * The GSI proxy sent (or gave up on) WR wr_id of the vdev's QP1 of port,
- * with status; and a CM MAD it hands to that QP1 as received from GID
- * theirs by GID ours, tagged with VLAN vlan (0xffff: none): false if it was
- * dropped. rust/rdma/gsi.rs; any context.
- */
-void mrbond_rs_gsi_send_done(void *bond, u32 port, u64 wr_id,
-			     enum ib_wc_status status);
 bool mrbond_rs_gsi_deliver(void *bond, u32 port, const void *mad,
 			   const u8 *theirs, const u8 *ours, u16 vlan);
-/* The attributes AH ah was created with, to send by. Any context. */
-const struct rdma_ah_attr *mrbond_rs_ah_attr(struct ib_ah *ah);
-/*
- * Queues wc, a completion the vdev made; false if the CQ overflowed (its
- * consumer gets IB_EVENT_CQ_ERR). Any context.
- */
-bool mrbond_rs_cq_push(struct ib_cq *cq, const struct ib_wc *wc);
-/* The CQ's consumer is told from cb_wq, if it armed the CQ. Any context. */
-void mrbond_rs_cq_kick_later(struct ib_cq *cq);
-/*
- * The member slot whose QP1 should carry a MAD of vdev port `port` (rail:
- * the port's member while usable), or -1 if none is usable. Process context.
- */
-int mrbond_rs_gsi_member(void *bond, u32 port);
 /* The vdev is being freed: drop its reference on bond. */
 void mrbond_rs_vdev_release(void *bond);
 /* sysfs: format into buf (PAGE_SIZE) and return the length, or -errno. */

@@ -3,14 +3,11 @@
  * Private to the verbs proxy (verbs/mrbond_verbs_*.c): the vdev objects and
  * the member objects behind them.
  *
- * The vdev's objects are Rust's (rust/rdma/): PDs, MRs, CQs, AHs and QPs. An
- * RC QP lives on the member Rust places it on, with its data path
- * (rust/rdma/qp_path.rs); QP1 is the GSI proxy here, whose CM MADs go out
- * through the member of the QP they speak for, other MADs through the
- * member Rust names (mrbond_rs_gsi_member()), with their AVs made the
- * member's by Rust (mrbond_rs_member_av()). What stays here: the GSI proxy
- * and the member slots it uses; members are attached, failed and detached
- * by Rust (rust/rdma/member.rs) under objs_lock.
+ * The vdev's objects are Rust's (rust/rdma/): PDs, MRs, CQs, AHs and QPs,
+ * QP1 and its sends (gsi.rs, gsi_send.rs) included; so are members
+ * attaching, failing and leaving (member.rs), under objs_lock. What stays
+ * here: the member slots and the members' MAD agents and REQ listeners,
+ * which Rust's QP1 sends through and takes requests from.
  *
  * Locks, outermost first:
  *  - mrbond_vdev.objs_lock (mutex "mrbond:vdev-objects"): member objects
@@ -19,7 +16,9 @@
  *    after their placement. Inside it: the MR table's lock ("mrbond:mrs"),
  *    the PDs' ("mrbond:pds", "mrbond:pd"), the CQs' ("mrbond:cqs"), the
  *    QPNs' ("mrbond:qpns"), the QP set's ("mrbond:qps", whose walks end
- *    connection exchanges through the GSI proxy) and the QP data paths'
+ *    connection exchanges: a QP's "mrbond:qp-cm", then QP1's
+ *    "mrbond:gsi"), the exchange records' ("mrbond:qp-cm", also taken
+ *    alone as the proxy notes a REQ or REP) and the QP data paths'
  *    (below); never the bond's own locks.
  *  - a vdev CQ's "mrbond:cq-poll" (Rust, spinlock, IRQs off): polling its
  *    member CQs, and replacing them. A poll translates a completion under

@@ -335,16 +335,6 @@ extern "C" {
 pub struct mrbond_vdev {
     _unused: [u8; 0],
 }
-#[repr(C)]
-#[derive(Debug)]
-pub struct mrbond_rdma_recv {
-    _unused: [u8; 0],
-}
-#[repr(C)]
-#[derive(Debug)]
-pub struct mrbond_rdma_send {
-    _unused: [u8; 0],
-}
 pub const MRBOND_BOND_ATTR_MODE: mrbond_bond_attr = 0;
 pub const MRBOND_BOND_ATTR_POLICY: mrbond_bond_attr = 1;
 pub const MRBOND_BOND_ATTR_MEMBERS: mrbond_bond_attr = 2;

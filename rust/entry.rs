@@ -21,11 +21,8 @@ use crate::{
     bond::Bond,
     ffi::*,
     rdma::{
-        ah::Ah,
-        bindings::{ib_ah, ib_cq, ib_device, ib_gid_attr, ib_wc, ib_wc_status, rdma_ah_attr},
-        cm::CmRecord,
-        cq::{Cq, Wc},
-        device::{Device, OpsTable},
+        bindings::{ib_mad_agent, ib_mad_send_wc},
+        device::OpsTable,
         gsi::MAD_SIZE,
     },
     registry::Registry,
@@ -315,25 +312,18 @@ pub(crate) unsafe extern "C" fn mrbond_rs_netdev_unregister(ctx: *mut c_void, if
 #[export_name = "mrbond_rs_dev_ops"]
 pub(crate) static VDEV_OPS: OpsTable = OpsTable::new::<VdevVerbs>();
 
-/// The GSI proxy sent (or gave up on) WR `wr_id` of the vdev's QP1 of
-/// `port`, with `status`.
+/// A member's agent sent a MAD of a vdev's QP1, or gave up.
 ///
 /// # Safety
 ///
-/// Called by the GSI proxy with the bond of a live vdev, in any context.
-/// (The vdev is live: ib_mad waits for QP1's posted sends to complete
-/// before it destroys QP1, and the vdev goes only after its QPs.)
+/// Called by ib_mad as the send handler of a member agent of the GSI proxy.
 #[no_mangle]
-pub(crate) unsafe extern "C" fn mrbond_rs_gsi_send_done(
-    bond_ptr: *mut c_void,
-    port: u32,
-    wr_id: u64,
-    status: ib_wc_status,
+pub(crate) unsafe extern "C" fn mrbond_rs_gsi_sent(
+    _agent: *mut ib_mad_agent,
+    mwc: *mut ib_mad_send_wc,
 ) {
     // SAFETY: as the caller guarantees.
-    unsafe { bond(bond_ptr) }
-        .gsi_ports
-        .send_done(port, wr_id, status);
+    unsafe { crate::rdma::gsi_send::sent(mwc) };
 }
 
 /// The CM MAD at `mad`, handed to the vdev's QP1 of `port` as received from
@@ -362,95 +352,6 @@ pub(crate) unsafe extern "C" fn mrbond_rs_gsi_deliver(
         )
     };
     bond.gsi_ports.deliver(port, mad, theirs, ours, vlan)
-}
-
-/// The attributes vdev AH `ibah` was created with.
-///
-/// # Safety
-///
-/// Called by the GSI proxy with a live AH of a vdev, in any context; the
-/// pointer is used while the AH lives.
-#[no_mangle]
-pub(crate) unsafe extern "C" fn mrbond_rs_ah_attr(ibah: *mut ib_ah) -> *const rdma_ah_attr {
-    // SAFETY: as the caller guarantees.
-    unsafe { Ah::from_raw(ibah) }.attr()
-}
-
-/// Queues `wc`, a completion the vdev made, on vdev CQ `ibcq`; false if
-/// the CQ overflowed (its consumer gets `IB_EVENT_CQ_ERR`).
-///
-/// # Safety
-///
-/// Called by the verbs proxy with a live CQ of a vdev and a valid `wc`, in
-/// any context.
-#[no_mangle]
-pub(crate) unsafe extern "C" fn mrbond_rs_cq_push(ibcq: *mut ib_cq, wc: *const ib_wc) -> bool {
-    // SAFETY: as the caller guarantees.
-    unsafe { Cq::from_raw(ibcq).push(Wc::from_raw(wc)) }
-}
-
-/// Has the consumer of vdev CQ `ibcq` told, from the vdev's callback
-/// workqueue, of the completions the vdev queued, if it armed the CQ.
-///
-/// # Safety
-///
-/// Called by the verbs proxy with a live CQ of a vdev, in any context.
-#[no_mangle]
-pub(crate) unsafe extern "C" fn mrbond_rs_cq_kick_later(ibcq: *mut ib_cq) {
-    // SAFETY: as the caller guarantees.
-    unsafe { Cq::from_raw(ibcq) }.kick_later();
-}
-
-/// The vdev's QP1 of `port` sends the `len` bytes of MAD `mad` to the
-/// address in `ah`: if it is a CM REQ or REP for a live RC QP of the vdev,
-/// the QP's record notes the exchange, and the result is the QP's member
-/// slot, which must carry it; -1 otherwise.
-///
-/// # Safety
-///
-/// Called by the GSI proxy with the bond of a live vdev, holding its
-/// objects lock (which keeps the QPs' records alive), with `len` readable
-/// bytes at `mad` and a valid `ah`.
-#[no_mangle]
-pub(crate) unsafe extern "C" fn mrbond_rs_gsi_note_cm(
-    bond_ptr: *mut c_void,
-    mad: *const u8,
-    len: u32,
-    port: u32,
-    ah: *const rdma_ah_attr,
-) -> c_int {
-    let Ok(len) = usize::try_from(len) else {
-        return -1;
-    };
-    // SAFETY: as the caller guarantees.
-    let (bond, mad, ah) = unsafe { (bond(bond_ptr), core::slice::from_raw_parts(mad, len), &*ah) };
-    let Some(x) = crate::policy::mad::cm_exchange(mad) else {
-        return -1;
-    };
-    let Some(record) = bond.qpns.live(x.qpn).and_then(|r| NonNull::new(r.as_raw())) else {
-        return -1;
-    };
-    // SAFETY: the QPN table holds the record of a live QP, under the
-    // objects lock the caller holds (`destroy_qp` takes the number out
-    // under it before the record goes).
-    let record = unsafe { CmRecord::from_raw(record) };
-    record.note(x, port, ah);
-    c_int::try_from(record.member()).unwrap_or(-1)
-}
-
-/// The member slot that sends the MADs of vdev `port`, -1 if none is usable.
-///
-/// # Safety
-///
-/// Called by the GSI proxy with the bond of a live vdev, in process context,
-/// holding no lock.
-#[no_mangle]
-pub(crate) unsafe extern "C" fn mrbond_rs_gsi_member(bond_ptr: *mut c_void, port: u32) -> c_int {
-    // SAFETY: as the caller guarantees.
-    let bond = unsafe { bond(bond_ptr) };
-    bond.gsi_member(port)
-        .and_then(|s| c_int::try_from(s).ok())
-        .unwrap_or(-1)
 }
 
 /// The vdev is being freed: drop its bond reference.
@@ -542,39 +443,6 @@ pub(crate) unsafe extern "C" fn mrbond_rs_member_attr_store(
 pub(crate) unsafe extern "C" fn mrbond_rs_vdev_unregistering(ctx: *mut c_void, v: *mut RawVdev) {
     // SAFETY: the glue passes its live context.
     unsafe { registry(ctx) }.vdev_unregistering(v);
-}
-
-/// Address vector `vav` of vdev `ibdev` made member `slot`'s in `mav`, with
-/// the bond's traffic class: the member's GID entry, held, or an
-/// `ERR_PTR`. It may drop the objects lock for up to a second.
-///
-/// # Safety
-///
-/// Called by the GSI proxy with the bond of live vdev `ibdev`, holding its
-/// objects lock, and valid `vav` and `mav`.
-#[no_mangle]
-pub(crate) unsafe extern "C" fn mrbond_rs_member_av(
-    bond_ptr: *mut c_void,
-    ibdev: *mut ib_device,
-    slot: u32,
-    vav: *const rdma_ah_attr,
-    mav: *mut rdma_ah_attr,
-) -> *const ib_gid_attr {
-    // SAFETY: as the caller guarantees.
-    let (bond, dev, vav, mav) =
-        unsafe { (bond(bond_ptr), Device::from_raw(ibdev), &*vav, &mut *mav) };
-    let Ok(slot) = usize::try_from(slot) else {
-        return EINVAL.to_ptr();
-    };
-    // SAFETY: the caller holds the objects lock.
-    let gid = unsafe { dev.with_objects_held(|objects| objects.member_av(slot, vav, mav)) };
-    match gid {
-        Ok(gid) => {
-            mav.grh.traffic_class = bond.knobs.qp_traffic_class(vav.grh.traffic_class);
-            gid.into_raw()
-        }
-        Err(e) => e.to_ptr(),
-    }
 }
 
 // ---- knobs: ECN, DCQCN, PFC (include/rdma_mrbond_knobs.h) ----

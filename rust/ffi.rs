@@ -160,6 +160,8 @@ pub(crate) enum Inject {
     AttachFail,
     /// A member's failure: its QPs not yet moved to ERR.
     MemberFail,
+    /// A CM REQ's send work of QP1: before it picks the member.
+    GsiReqOut,
 }
 
 impl Inject {
@@ -173,6 +175,7 @@ impl Inject {
             Self::QpFatalWork => abi::MRBOND_INJECT_QP_FATAL_WORK,
             Self::AttachFail => abi::MRBOND_INJECT_ATTACH_FAIL,
             Self::MemberFail => abi::MRBOND_INJECT_MEMBER_FAIL,
+            Self::GsiReqOut => abi::MRBOND_INJECT_GSI_REQ_OUT,
         }
     }
 }

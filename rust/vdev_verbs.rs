@@ -10,6 +10,8 @@
 
 #![deny(unsafe_code)]
 
+use core::{ffi::c_void, ptr::NonNull};
+
 use kernel::{prelude::*, sync::Arc, sync::ArcBorrow};
 
 use crate::{
@@ -22,6 +24,7 @@ use crate::{
         cq::{CqSet, CqWindow, Polling, Wc},
         device::{Device, DeviceAttr, DeviceOps, LinkLayer, PortAttr, RoceV2Port, StatDesc},
         gsi::GsiPorts,
+        gsi_send::GsiWindow,
         mr::{MemberDevice, MrTable, MrWindow},
         pd::{MemberPd, NewPd, Pd, PdSet},
         qp_path::{self, PathCounters, QpIds, QpWindow},
@@ -150,6 +153,20 @@ impl DeviceOps for VdevVerbs {
 
     fn gsi_ports<'a>(bond: &'a ArcBorrow<'_, Bond>) -> &'a GsiPorts {
         &bond.gsi_ports
+    }
+
+    fn gsi_member(bond: &ArcBorrow<'_, Bond>, port: u32) -> Option<usize> {
+        bond.gsi_member(port)
+    }
+
+    fn qpn_record(bond: &ArcBorrow<'_, Bond>, qpn: u32) -> Option<NonNull<c_void>> {
+        bond.qpns.live(qpn).and_then(|r| NonNull::new(r.as_raw()))
+    }
+
+    fn gsi_window(window: GsiWindow) {
+        match window {
+            GsiWindow::ReqOut => ffi::inject(Inject::GsiReqOut),
+        }
     }
 
     fn qp_ids<'a>(bond: &'a ArcBorrow<'_, Bond>) -> &'a QpIds {

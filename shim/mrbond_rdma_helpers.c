@@ -5,12 +5,14 @@
  */
 #include <linux/completion.h>
 #include <linux/etherdevice.h>
+#include <linux/if_vlan.h>
 #include <linux/netdevice.h>
 #include <linux/rcupdate.h>
 #include <linux/spinlock.h>
 #include <linux/workqueue.h>
 #include <linux/xarray.h>
 #include <net/net_namespace.h>
+#include <net/sch_generic.h>
 #include <rdma/ib_addr.h>
 #include <rdma/ib_cache.h>
 #include <rdma/ib_verbs.h>
@@ -45,6 +47,28 @@ int mrbond_rdma_gid_vlan(struct ib_device *dev, u32 port, const u8 *gid,
 	rdma_read_gid_l2_fields(attr, vlan, NULL);
 	rdma_put_gid_attr(attr);
 	return 0;
+}
+
+static bool mrbond_rdma_dev_can_xmit(const struct net_device *dev)
+{
+	return netif_running(dev) && netif_carrier_ok(dev) &&
+	       !qdisc_tx_is_noop(dev);
+}
+
+bool mrbond_rdma_gid_can_xmit(const struct ib_gid_attr *attr)
+{
+	struct net_device *ndev;
+	bool up = false;
+
+	rcu_read_lock();
+	ndev = rdma_read_gid_attr_ndev_rcu(attr);
+	if (!IS_ERR(ndev)) {
+		up = mrbond_rdma_dev_can_xmit(ndev);
+		if (up && is_vlan_dev(ndev))
+			up = mrbond_rdma_dev_can_xmit(vlan_dev_real_dev(ndev));
+	}
+	rcu_read_unlock();
+	return up;
 }
 
 bool mrbond_rdma_device_try_get(struct ib_device *dev)

@@ -60,6 +60,12 @@ void mrbond_rdma_vdev_queue_cb(struct ib_device *ibdev,
 	queue_work(to_mrbond_vdev(ibdev)->cb_wq, work);
 }
 
+void mrbond_rdma_vdev_queue_gsi(struct ib_device *ibdev,
+				struct work_struct *work)
+{
+	queue_work(to_mrbond_vdev(ibdev)->gsi_wq, work);
+}
+
 void mrbond_rdma_vdev_objs_lock(struct ib_device *ibdev)
 {
 	mutex_lock(&to_mrbond_vdev(ibdev)->objs_lock);

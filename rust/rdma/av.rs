@@ -6,42 +6,16 @@
 //! with the destination MAC resolved again on another rail than the device
 //! port's.
 
-use core::{
-    ptr::{self, NonNull},
-    sync::atomic::{AtomicI64, Ordering},
-};
+use core::ptr::{self, NonNull};
 
-use kernel::{error::from_err_ptr, prelude::*, time::Ktime};
+use kernel::{error::from_err_ptr, prelude::*};
 
 use super::{
     bindings,
     device::{GidAttrRef, ObjectsGuard},
+    ratelimit::RateLimit,
     rcu,
 };
-
-/// How often a misconfiguration is reported, at most: once per interval.
-const WARN_INTERVAL_MS: i64 = 5000;
-
-/// Lets a warning out at most once per [`WARN_INTERVAL_MS`], as
-/// `pr_warn_ratelimited` does (a macro 6.12's kernel crate lacks): a
-/// rail without the service address fails every connection on it.
-struct RateLimit(AtomicI64);
-
-impl RateLimit {
-    const fn new() -> Self {
-        Self(AtomicI64::new(i64::MIN))
-    }
-
-    fn allow(&self) -> bool {
-        let now = Ktime::ktime_get().to_ms();
-        let last = self.0.load(Ordering::Relaxed);
-        now.saturating_sub(last) >= WARN_INTERVAL_MS
-            && self
-                .0
-                .compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed)
-                .is_ok()
-    }
-}
 
 static NO_SOURCE: RateLimit = RateLimit::new();
 static NO_NEIGHBOUR: RateLimit = RateLimit::new();

@@ -151,17 +151,11 @@ impl CmRecord {
         };
         // SAFETY: by the type invariant the table outlives the record.
         let gsi = unsafe { self.gsi.as_ref() };
-        let delivered = gsi.deliver(f.port, &rej, &f.theirs, &f.ours, vlan);
+        // Dropped (no receive buffer) is warned about there.
+        let _ = gsi.deliver(f.port, &rej, &f.theirs, &f.ours, vlan);
         self.state.lock().aborted = true;
         // SAFETY: as above; the number never changes.
         let qpn = unsafe { (*self.qp.as_ptr()).qp_num };
-        if !delivered {
-            pr_warn!(
-                "QP {}: REJ dropped: no QP1 receive buffer on port {}\n",
-                qpn,
-                f.port
-            );
-        }
         pr_info!(
             "QP {} lost its member while connecting: {} rejected locally\n",
             qpn,

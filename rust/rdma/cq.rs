@@ -71,17 +71,6 @@ impl Clone for Wc {
 unsafe impl Send for Wc {}
 
 impl Wc {
-    /// The completion at `ptr`.
-    ///
-    /// # Safety
-    ///
-    /// `ptr` must point at an initialised `ib_wc` valid for `'a`.
-    pub(crate) unsafe fn from_raw<'a>(ptr: *const bindings::ib_wc) -> &'a Self {
-        // CAST: `Wc` is a transparent wrapper of `ib_wc`.
-        // SAFETY: as the caller guarantees.
-        unsafe { &*ptr.cast::<Self>() }
-    }
-
     /// The completion's `wr_id` (its `wr_cqe` for a consumer that posts
     /// by CQE: the device hands back whichever the WR carried).
     pub(crate) fn wr_id(&self) -> u64 {

@@ -18,6 +18,7 @@ use super::{
     cm::CmRecord,
     cq::{CqSet, CqWindow, Polling, Wc},
     gsi::GsiPorts,
+    gsi_send::GsiWindow,
     mr::{MemberDevice, MrTable, MrWindow},
     pd::{MemberPd, NewPd, Pd, PdSet},
     qp_path::{PathCounters, QpIds, QpWindow},
@@ -68,22 +69,6 @@ impl Device {
         // is a mutex, released by the guard's drop.
         unsafe { bindings::mrbond_rdma_vdev_objs_lock(self.raw()) };
         ObjectsGuard { dev: self }
-    }
-
-    /// Runs `f` with the objects lock that the caller took itself (the
-    /// GSI proxy, still C, does), as if [`Device::lock_objects`] had.
-    ///
-    /// # Safety
-    ///
-    /// The caller must hold the device's objects lock; `f` may drop it for
-    /// a while ([`ObjectsGuard::member_av`]) but hands it back held.
-    pub(crate) unsafe fn with_objects_held<R>(
-        &self,
-        f: impl FnOnce(&mut ObjectsGuard<'_>) -> R,
-    ) -> R {
-        // Not dropped: the lock stays the caller's to release.
-        let mut guard = core::mem::ManuallyDrop::new(ObjectsGuard { dev: self });
-        f(&mut guard)
     }
 
     /// The largest CQ a consumer may create (`attrs.max_cqe`).
@@ -332,6 +317,35 @@ impl ObjectsGuard<'_> {
         ))
     }
 
+    /// Member `slot`'s send agent on its QP1, while it has one: the
+    /// member's departure takes it out under the lock before releasing it.
+    pub(crate) fn member_agent(&self, slot: usize) -> Option<NonNull<bindings::ib_mad_agent>> {
+        let slot = u32::try_from(slot).ok()?;
+        // SAFETY: the device is allocated; the lock is held.
+        NonNull::new(unsafe { bindings::mrbond_rdma_vdev_member_agent(self.dev.raw(), slot) })
+    }
+
+    /// Whether a MAD from source GID `gid` can leave through member
+    /// `slot`: its port is active, and the netdev the GID is on (and its
+    /// real device under a VLAN) can transmit. rxe (6.12) moves QP1 to ERR
+    /// for good when the IP stack refuses one of its packets, and the port
+    /// then takes no CM MAD again: a noop qdisc refuses every packet, and a
+    /// device has one from the moment its carrier drops until it is
+    /// activated again after the carrier is back, which the port state and
+    /// the carrier bits lead or lag. ib_cm retries a MAD refused here.
+    pub(crate) fn member_can_send(&self, slot: usize, gid: &GidAttrRef) -> bool {
+        let Some((member, port)) = self.member(slot) else {
+            return false;
+        };
+        let mut state = bindings::ib_port_state_IB_PORT_NOP;
+        // SAFETY: the member device is registered under the lock.
+        let ret = unsafe { bindings::ib_get_cached_port_state(member.as_raw(), port, &mut state) };
+        // SAFETY: the entry is held by `gid`.
+        ret == 0
+            && state == bindings::ib_port_state_IB_PORT_ACTIVE
+            && unsafe { bindings::mrbond_rdma_gid_can_xmit(gid.attr()) }
+    }
+
     /// Runs `f` with the lock dropped, and takes it again. `&mut`: no
     /// [`LockedMember`] lives across it.
     pub(super) fn unlocked<R>(&mut self, f: impl FnOnce() -> R) -> R {
@@ -369,11 +383,6 @@ impl GidAttrRef {
     pub(super) unsafe fn from_raw(attr: NonNull<bindings::ib_gid_attr>) -> Self {
         // INVARIANT: as the caller guarantees.
         Self(attr)
-    }
-
-    /// Hands the reference to a C caller, which puts it.
-    pub(crate) fn into_raw(self) -> *const bindings::ib_gid_attr {
-        core::mem::ManuallyDrop::new(self).0.as_ptr()
     }
 
     /// The entry, which the reference keeps.
@@ -470,6 +479,23 @@ pub(crate) trait DeviceOps {
 
     /// The device's QP1 of each port (see [`super::gsi`]).
     fn gsi_ports<'a>(data: &'a <Self::Data as ForeignOwnable>::Borrowed<'_>) -> &'a GsiPorts;
+
+    /// The member slot whose QP1 carries a MAD of `port` that speaks for
+    /// no QP of the device; `None` if no member may. Takes the driver's
+    /// locks, never under the objects lock. Process context.
+    fn gsi_member(data: &<Self::Data as ForeignOwnable>::Borrowed<'_>, port: u32) -> Option<usize>;
+
+    /// The record of the RC QP whose number `qpn` is live
+    /// ([`CmRecord::as_raw`], as [`DeviceOps::claim_qpn`] was given it).
+    /// Under the objects lock.
+    fn qpn_record(
+        data: &<Self::Data as ForeignOwnable>::Borrowed<'_>,
+        qpn: u32,
+    ) -> Option<NonNull<c_void>>;
+
+    /// Runs inside a race window of QP1's sends (see [`GsiWindow`]), for
+    /// fault injection in test builds; may sleep.
+    fn gsi_window(_window: GsiWindow) {}
 
     /// The device's RC QP data paths: by id, as a set, and their counters.
     fn qp_ids<'a>(data: &'a <Self::Data as ForeignOwnable>::Borrowed<'_>) -> &'a QpIds;

@@ -17,8 +17,10 @@ use kernel::{ffi::c_int, prelude::*};
 use super::{
     bindings,
     cq::{Cq, Wc},
-    device::Device,
+    device::{Device, DeviceOps},
+    gsi_send,
     irq_lock::{new_spinlock_irq, SpinLockIrq},
+    ratelimit::RateLimit,
 };
 use crate::policy::mad::{self, NetworkType};
 
@@ -155,40 +157,45 @@ impl GsiQp {
         }
     }
 
-    /// `post_send`: each MAD goes to the proxy, which sends a copy through
-    /// a member and completes the WR with the member's status. Any context.
+    /// `post_send`: each MAD is copied and sent from the device's GSI
+    /// workqueue through a member ([`super::gsi_send`]), which completes
+    /// the WR with the member's status. Any context.
     ///
     /// # Safety
     ///
     /// `wr` must be a chain of the consumer's send WRs and `bad_wr` valid
-    /// for the call; `dev` the QP's device.
-    pub(super) unsafe fn post_send(
+    /// for the call; `dev` the QP's device, whose table is `T`'s, and
+    /// `ports` its QP1 table.
+    pub(super) unsafe fn post_send<T: DeviceOps>(
         &self,
         dev: &Device,
+        ports: &GsiPorts,
         mut wr: *const bindings::ib_send_wr,
         bad_wr: *mut *const bindings::ib_send_wr,
     ) -> c_int {
         while !wr.is_null() {
+            // SAFETY: a WR of the caller's chain.
+            let w = unsafe { &*wr };
             let ret = if self.sends.load(Ordering::Relaxed) > self.sq_size {
                 ENOMEM.to_errno()
             } else {
                 // Counted first: the send may complete before the call returns.
                 self.sends.fetch_add(1, Ordering::Relaxed);
-                // SAFETY: a WR of the caller's chain; the proxy copies what it
-                // needs before it returns.
-                let ret = unsafe { bindings::mrbond_rdma_vdev_gsi_send(dev.raw(), self.port, wr) };
-                if ret != 0 {
-                    self.sends.fetch_sub(1, Ordering::Relaxed);
+                // SAFETY: as the caller guarantees; the job copies the MAD.
+                match unsafe { gsi_send::post::<T>(dev, ports, self.port, w) } {
+                    Ok(()) => 0,
+                    Err(e) => {
+                        self.sends.fetch_sub(1, Ordering::Relaxed);
+                        e.to_errno()
+                    }
                 }
-                ret
             };
             if ret != 0 {
                 // SAFETY: as the caller guarantees.
                 unsafe { *bad_wr = wr };
                 return ret;
             }
-            // SAFETY: as above.
-            wr = unsafe { (*wr).next };
+            wr = w.next;
         }
         0
     }
@@ -386,7 +393,16 @@ impl GsiPorts {
         ours: &[u8; 16],
         vlan: u16,
     ) -> bool {
-        self.with(port, |qp| qp.deliver(mad, theirs, ours, vlan))
-            .unwrap_or(false)
+        static DROPPED: RateLimit = RateLimit::new();
+        let delivered = self
+            .with(port, |qp| qp.deliver(mad, theirs, ours, vlan))
+            .unwrap_or(false);
+        if !delivered && DROPPED.allow() {
+            pr_warn!(
+                "a CM MAD for port {} dropped: no QP1 receive buffer\n",
+                port
+            );
+        }
+        delivered
     }
 }

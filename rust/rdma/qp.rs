@@ -522,9 +522,17 @@ impl<T: DeviceOps> Adapter<T> {
         // SAFETY: as the caller guarantees.
         let qp = unsafe { Qp::from_raw(ibqp) };
         match &qp.kind {
-            // SAFETY: the caller's chain, on the QP1 of the QP's device.
+            // SAFETY: the caller's chain, on QP1 of the QP's device, allocated
+            // while it has QPs, whose table is `T`'s.
             QpKind::Gsi(gsi) => unsafe {
-                gsi.post_send(Device::from_raw((*ibqp).device), wr, bad_wr)
+                let dev = Device::from_raw((*ibqp).device);
+                match dev.driver_data::<T::Data>() {
+                    Ok(data) => gsi.post_send::<T>(dev, T::gsi_ports(&data), wr, bad_wr),
+                    Err(e) => {
+                        *bad_wr = wr;
+                        e.to_errno()
+                    }
+                }
             },
             // SAFETY: as the caller guarantees.
             QpKind::Rc(rc) => unsafe {
