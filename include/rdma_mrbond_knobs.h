@@ -3,7 +3,6 @@
  * The ECN/DCQCN/PFC knobs of rdma_mrbond: the C <-> Rust ABI of the knob
  * code, as include/rdma_mrbond_glue.h is for the rest.
  *
- * - The data path asks Rust for the traffic class of a bond QP.
  * - shim/mrbond_dcb.c wraps dcbnl (PFC), ethtool pause statistics and
  *   member RDMA hw counters for Rust; it decides nothing.
  * - shim/mrbond_sysfs_knobs.c and shim/mrbond_nl_knobs.c forward the
@@ -26,18 +25,6 @@ struct net;
 struct netlink_ext_ack;
 struct nlattr;
 struct attribute_group;
-
-/* ---- for the data path ---- */
-
-/*
- * The IPv4 TOS / GRH traffic class a QP of the bond uses when its ULP asks
- * for @requested (rdma_ah_attr's traffic_class, rdma_cm's ToS): the bond's
- * default traffic class replaces a request of 0, the DSCP bits are kept, and
- * the two ECN bits become ECT(0) (0b10) while the bond's ECN marking is on,
- * 0b00 while it is off. @bond is the vdev's bond pointer (v->bond).
- * Process context (modify_qp); takes a mutex briefly, never RTNL.
- */
-u8 mrbond_rs_qp_traffic_class(void *bond, u8 requested);
 
 /* ---- numbers shared with Rust (rust/policy/knobs.rs, congestion.rs) ---- */
 

@@ -23,25 +23,17 @@
 /* The SGEs of a WR the vdev takes: the room of its member copy. */
 #define MRBOND_RDMA_MAX_SGE	MRBOND_MAX_SGE
 
-struct ib_cm_id;
-struct ib_mad_agent;
 struct net_device;
 struct xarray;
 
 /* A vdev's ports (MRBOND_MAX_PORTS), for the Rust side's tables. */
 #define MRBOND_RDMA_MAX_PORTS	MRBOND_MAX_PORTS
 
-/* TCP ports whose CM requests members hand to the vdev (cm_ports=). */
-#define MRBOND_CM_PORTS_MAX	8
+/* The most TCP ports of the cm_ports module parameter. */
+#define MRBOND_RDMA_CM_PORTS_MAX	8
 
-/*
- * A leaving member's GSI proxy objects: its send agent and REQ listeners,
- * taken out of its slot under objs_lock and released without it.
- */
-struct mrbond_rdma_gsi_member {
-	struct ib_mad_agent *mad_agent;
-	struct ib_cm_id *listen[MRBOND_CM_PORTS_MAX];
-};
+/* The cm_ports module parameter (shim/mrbond_cm_ports.c): *ports, count. */
+u32 mrbond_rdma_cm_ports(const u16 **ports);
 
 /*
  * What a post hands a member (rust/rdma/wr.rs fills it): a copy of the
@@ -168,27 +160,14 @@ struct ib_device *mrbond_rdma_vdev_member(struct ib_device *ibdev, u32 slot,
 					  u32 *port);
 /*
  * Member slot's device becomes dev (port 1: members are single-port RoCE
- * devices), or none; the GSI proxy starts its send agent and REQ listeners
- * on a new one. Under objs_lock.
+ * devices), or none. Under objs_lock.
  */
 int mrbond_rdma_vdev_set_member(struct ib_device *ibdev, u32 slot,
 				struct ib_device *dev);
-/*
- * The GSI proxy objects of member slot, taken out of it under objs_lock
- * (no send picks them up again), then released without it: that flushes
- * the member's MAD work, which may create objects on the vdev. Pending
- * sends complete, flushed, and running REQ handlers return first.
- */
-void mrbond_rdma_vdev_gsi_take(struct ib_device *ibdev, u32 slot,
-			       struct mrbond_rdma_gsi_member *res);
-void mrbond_rdma_gsi_release(struct mrbond_rdma_gsi_member *res);
 /*
  * Queues work on the vdev's GSI workqueue (ordered: QP1's sends go out in
  * their posting order, from process context).
  */
 void mrbond_rdma_vdev_queue_gsi(struct ib_device *ibdev,
 				struct work_struct *work);
-/* Member slot's send agent on its QP1, or NULL. Under objs_lock. */
-struct ib_mad_agent *mrbond_rdma_vdev_member_agent(struct ib_device *ibdev,
-						   u32 slot);
 #endif /* _RDMA_MRBOND_RDMA_HELPERS_H */

@@ -17,8 +17,6 @@
 #include "rdma_mrbond_glue.h"
 
 struct ib_device;
-struct ib_mad_agent;
-struct ib_mad_send_wc;
 struct mrbond_vdev;
 
 #define MRBOND_MAX_PORTS 16
@@ -100,16 +98,8 @@ void mrbond_sysfs_member_del(struct mrbond_vdev *v, u32 slot);
  * CQs, AHs and QPs, and so are members coming and going under them
  * (rust/rdma/member.rs). The GSI proxy reaches them through these.
  */
-/* The send handler of the members' agents: a MAD of a vdev's QP1 went out. */
-void mrbond_rs_gsi_sent(struct ib_mad_agent *agent,
-			struct ib_mad_send_wc *mwc);
-/*
- * A CM MAD the GSI proxy hands to the vdev's QP1 of port as received from
- * GID theirs by GID ours, tagged with VLAN vlan (0xffff: none): false if it
- * was dropped. rust/rdma/gsi.rs; any context.
- */
-bool mrbond_rs_gsi_deliver(void *bond, u32 port, const void *mad,
-			   const u8 *theirs, const u8 *ours, u16 vlan);
+/* The vdev is being freed: its members' MAD agents and REQ listeners go. */
+void mrbond_rs_gsi_release(void *bond);
 /* The vdev is being freed: drop its reference on bond. */
 void mrbond_rs_vdev_release(void *bond);
 /* sysfs: format into buf (PAGE_SIZE) and return the length, or -errno. */

@@ -21,13 +21,8 @@ struct mrbond_sysfs_kobj;
  * objs_lock. Its data-path counters are Rust's (rust/rdma/qp_path.rs).
  */
 struct mrbond_member_slot {
-	struct mrbond_vdev *v;		/* back pointers, fixed at alloc */
-	u32 index;
 	struct ib_device *dev;
 	u32 port;
-	/* The GSI proxy's send agent and REQ listeners on the member. */
-	struct ib_mad_agent *mad_agent;
-	struct ib_cm_id *listen[MRBOND_CM_PORTS_MAX];
 };
 
 /*
@@ -58,7 +53,21 @@ struct mrbond_vdev {
 	struct kobject *sysfs_members;			/* mrbond/members/ */
 	struct mrbond_sysfs_kobj *sysfs_member[MRBOND_MAX_PORTS];
 
-	/* The verbs proxy: see include/rdma_mrbond_verbs_priv.h. */
+	/*
+	 * The objects lock ("mrbond:vdev-objects"; rust/rdma/device.rs's
+	 * ObjectsGuard): member objects are created and destroyed under it,
+	 * and members attached and detached. Rust's QP verbs take it after
+	 * their placement. Inside it: the MR table's lock ("mrbond:mrs"), the
+	 * PDs' ("mrbond:pds", "mrbond:pd"), the CQs' ("mrbond:cqs"), the
+	 * QPNs' ("mrbond:qpns"), the members' MAD agents and listeners'
+	 * ("mrbond:gsi-members"), the QP set's ("mrbond:qps", whose walks end
+	 * connection exchanges: a QP's "mrbond:qp-cm", then QP1's
+	 * "mrbond:gsi") and the QP data paths' ("mrbond:qp"); never the
+	 * bond's own locks. The data path's locks, all IRQ-safe spinlocks:
+	 * a CQ's "mrbond:cq-poll" -> a QP's "mrbond:qp" -> a CQ's
+	 * "mrbond:cq-swq"; "mrbond:gsi" -> "mrbond:gsi-rq" and
+	 * "mrbond:cq-swq". See Documentation/dev-tools/notes/data-path-plan.md.
+	 */
 	struct mutex objs_lock;
 	struct mrbond_member_slot member[MRBOND_MAX_MEMBERS];
 

@@ -30,6 +30,7 @@ use crate::{
     rdma::{
         cq::CqSet,
         gsi::GsiPorts,
+        gsi_member::GsiMembers,
         mr::MrTable,
         pd::PdSet,
         qp_path::{PathCounters, QpIds},
@@ -163,6 +164,10 @@ pub(crate) struct Bond {
     /// The vdev's QP1 of each port (`crate::rdma::gsi`); lock "mrbond:gsi".
     #[pin]
     pub(crate) gsi_ports: GsiPorts,
+    /// The vdev's MAD agents and REQ listeners on each member
+    /// (`crate::rdma::gsi_member`); lock "mrbond:gsi-members".
+    #[pin]
+    pub(crate) gsi_members: GsiMembers,
 }
 
 fn slot_index(slot: usize) -> Option<MemberIndex> {
@@ -268,6 +273,7 @@ impl Bond {
                 qp_paths <- QpPaths::new(c_str!("mrbond:qps"), static_lock_class!()),
                 counters: PathCounters::default(),
                 gsi_ports <- GsiPorts::new(),
+                gsi_members <- GsiMembers::new(),
             }),
             GFP_KERNEL,
         )

@@ -18,15 +18,7 @@ use kernel::{
 };
 
 use crate::{
-    bond::Bond,
-    ffi::*,
-    rdma::{
-        bindings::{ib_mad_agent, ib_mad_send_wc},
-        device::OpsTable,
-        gsi::MAD_SIZE,
-    },
-    registry::Registry,
-    vdev_verbs::VdevVerbs,
+    bond::Bond, ffi::*, rdma::device::OpsTable, registry::Registry, vdev_verbs::VdevVerbs,
 };
 
 /// What sysfs hands a show callback (`PAGE_SIZE`).
@@ -312,46 +304,16 @@ pub(crate) unsafe extern "C" fn mrbond_rs_netdev_unregister(ctx: *mut c_void, if
 #[export_name = "mrbond_rs_dev_ops"]
 pub(crate) static VDEV_OPS: OpsTable = OpsTable::new::<VdevVerbs>();
 
-/// A member's agent sent a MAD of a vdev's QP1, or gave up.
+/// The vdev is being freed: its members' MAD agents and REQ listeners go.
 ///
 /// # Safety
 ///
-/// Called by ib_mad as the send handler of a member agent of the GSI proxy.
+/// Called by the vdev's `.dealloc_driver` with its bond, once no send work
+/// of QP1 is left, in process context, holding no lock of the vdev.
 #[no_mangle]
-pub(crate) unsafe extern "C" fn mrbond_rs_gsi_sent(
-    _agent: *mut ib_mad_agent,
-    mwc: *mut ib_mad_send_wc,
-) {
+pub(crate) unsafe extern "C" fn mrbond_rs_gsi_release(bond_ptr: *mut c_void) {
     // SAFETY: as the caller guarantees.
-    unsafe { crate::rdma::gsi_send::sent(mwc) };
-}
-
-/// The CM MAD at `mad`, handed to the vdev's QP1 of `port` as received from
-/// GID `theirs` by GID `ours`, tagged with VLAN `vlan`; false if dropped.
-///
-/// # Safety
-///
-/// Called by the GSI proxy with the bond of a live vdev, a MAD of
-/// `IB_MGMT_MAD_SIZE` bytes and two GIDs of 16, in any context.
-#[no_mangle]
-pub(crate) unsafe extern "C" fn mrbond_rs_gsi_deliver(
-    bond_ptr: *mut c_void,
-    port: u32,
-    mad: *const c_void,
-    theirs: *const u8,
-    ours: *const u8,
-    vlan: u16,
-) -> bool {
-    // SAFETY: as the caller guarantees.
-    let (bond, mad, theirs, ours) = unsafe {
-        (
-            bond(bond_ptr),
-            &*mad.cast::<[u8; MAD_SIZE]>(),
-            &*theirs.cast::<[u8; 16]>(),
-            &*ours.cast::<[u8; 16]>(),
-        )
-    };
-    bond.gsi_ports.deliver(port, mad, theirs, ours, vlan)
+    unsafe { bond(bond_ptr) }.gsi_members.release_all();
 }
 
 /// The vdev is being freed: drop its bond reference.
@@ -446,20 +408,6 @@ pub(crate) unsafe extern "C" fn mrbond_rs_vdev_unregistering(ctx: *mut c_void, v
 }
 
 // ---- knobs: ECN, DCQCN, PFC (include/rdma_mrbond_knobs.h) ----
-
-/// Traffic class of a bond QP; see `include/rdma_mrbond_knobs.h`.
-///
-/// # Safety
-///
-/// Called by the vdev's data path with the bond pointer of a live vdev.
-#[no_mangle]
-pub(crate) unsafe extern "C" fn mrbond_rs_qp_traffic_class(
-    bond_ptr: *mut c_void,
-    requested: u8,
-) -> u8 {
-    // SAFETY: the vdev holds its reference, as the caller guarantees.
-    unsafe { bond(bond_ptr) }.knobs.qp_traffic_class(requested)
-}
 
 /// The knob snapshot of the bond named `name`, for BOND_GET.
 ///

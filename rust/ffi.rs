@@ -162,6 +162,10 @@ pub(crate) enum Inject {
     MemberFail,
     /// A CM REQ's send work of QP1: before it picks the member.
     GsiReqOut,
+    /// A member's REQ handler: before it hands the REQ to QP1.
+    CmReqIn,
+    /// A member's attach: one of its REQ listeners just went live.
+    CmListen,
 }
 
 impl Inject {
@@ -176,6 +180,8 @@ impl Inject {
             Self::AttachFail => abi::MRBOND_INJECT_ATTACH_FAIL,
             Self::MemberFail => abi::MRBOND_INJECT_MEMBER_FAIL,
             Self::GsiReqOut => abi::MRBOND_INJECT_GSI_REQ_OUT,
+            Self::CmReqIn => abi::MRBOND_INJECT_CM_REQ_IN,
+            Self::CmListen => abi::MRBOND_INJECT_CM_LISTEN,
         }
     }
 }

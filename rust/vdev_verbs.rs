@@ -24,6 +24,7 @@ use crate::{
         cq::{CqSet, CqWindow, Polling, Wc},
         device::{Device, DeviceAttr, DeviceOps, LinkLayer, PortAttr, RoceV2Port, StatDesc},
         gsi::GsiPorts,
+        gsi_member::GsiMembers,
         gsi_send::GsiWindow,
         mr::{MemberDevice, MrTable, MrWindow},
         pd::{MemberPd, NewPd, Pd, PdSet},
@@ -155,6 +156,10 @@ impl DeviceOps for VdevVerbs {
         &bond.gsi_ports
     }
 
+    fn gsi_members<'a>(bond: &'a ArcBorrow<'_, Bond>) -> &'a GsiMembers {
+        &bond.gsi_members
+    }
+
     fn gsi_member(bond: &ArcBorrow<'_, Bond>, port: u32) -> Option<usize> {
         bond.gsi_member(port)
     }
@@ -166,6 +171,8 @@ impl DeviceOps for VdevVerbs {
     fn gsi_window(window: GsiWindow) {
         match window {
             GsiWindow::ReqOut => ffi::inject(Inject::GsiReqOut),
+            GsiWindow::ReqIn => ffi::inject(Inject::CmReqIn),
+            GsiWindow::Listen => ffi::inject(Inject::CmListen),
         }
     }
 

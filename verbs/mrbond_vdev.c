@@ -23,7 +23,6 @@
 #include "rdma_mrbond_rdma_helpers.h"
 #include "rdma_mrbond_vdev.h"
 #include "rdma_mrbond_vdev_priv.h"
-#include "rdma_mrbond_verbs_priv.h"
 
 static struct mrbond_vdev *to_mrbond_vdev(struct ib_device *ibdev)
 {
@@ -98,8 +97,6 @@ int mrbond_rdma_vdev_set_member(struct ib_device *ibdev, u32 slot,
 		return -EINVAL;
 	v->member[slot].dev = dev;
 	v->member[slot].port = 1;
-	if (dev)
-		mrbond_gsi_member_attach(v, slot);
 	return 0;
 }
 
@@ -112,7 +109,6 @@ static void mrbond_dealloc_driver(struct ib_device *ibdev)
 {
 	struct mrbond_vdev *v = to_mrbond_vdev(ibdev);
 	void *bond;
-	int i;
 
 	/* Nothing is added from here on. */
 	mutex_lock(&v->lock);
@@ -139,17 +135,12 @@ static void mrbond_dealloc_driver(struct ib_device *ibdev)
 	/* Every CQ and QP is gone, and with them their callbacks' work. */
 	if (v->cb_wq)
 		destroy_workqueue(v->cb_wq);
-	for (i = 0; i < MRBOND_MAX_MEMBERS; i++) {
-		struct mrbond_rdma_gsi_member res;
-
-		mutex_lock(&v->objs_lock);
-		mrbond_rdma_vdev_gsi_take(ibdev, i, &res);
-		mutex_unlock(&v->objs_lock);
-		mrbond_rdma_gsi_release(&res);
-	}
-	/* The core destroyed every object first: only quarantine is left. */
-	if (bond)
+	if (bond) {
+		/* The members' MAD agents and REQ listeners. */
+		mrbond_rs_gsi_release(bond);
+		/* The core destroyed every object first: only quarantine is left. */
 		mrbond_rs_vdev_release(bond);
+	}
 }
 
 /*
@@ -184,7 +175,6 @@ static const struct ib_device_ops mrbond_dev_ops = {
 struct mrbond_vdev *mrbond_vdev_alloc(void *bond, u32 nports, u64 node_guid)
 {
 	struct mrbond_vdev *v;
-	int i;
 
 	if (!nports || nports > MRBOND_MAX_PORTS)
 		return NULL;
@@ -198,10 +188,6 @@ struct mrbond_vdev *mrbond_vdev_alloc(void *bond, u32 nports, u64 node_guid)
 	mutex_init(&v->lock);
 	mutex_init(&v->objs_lock);
 	v->ibdev.local_dma_lkey = MRBOND_RDMA_LOCAL_DMA_LKEY;
-	for (i = 0; i < MRBOND_MAX_MEMBERS; i++) {
-		v->member[i].v = v;
-		v->member[i].index = i;
-	}
 	v->gsi_wq = alloc_ordered_workqueue("mrbond_gsi", WQ_MEM_RECLAIM);
 	v->cb_wq = alloc_ordered_workqueue("mrbond_cb", WQ_MEM_RECLAIM);
 	if (!v->gsi_wq || !v->cb_wq) {

@@ -18,6 +18,7 @@ use super::{
     cm::CmRecord,
     cq::{CqSet, CqWindow, Polling, Wc},
     gsi::GsiPorts,
+    gsi_member::GsiMembers,
     gsi_send::GsiWindow,
     mr::{MemberDevice, MrTable, MrWindow},
     pd::{MemberPd, NewPd, Pd, PdSet},
@@ -317,14 +318,6 @@ impl ObjectsGuard<'_> {
         ))
     }
 
-    /// Member `slot`'s send agent on its QP1, while it has one: the
-    /// member's departure takes it out under the lock before releasing it.
-    pub(crate) fn member_agent(&self, slot: usize) -> Option<NonNull<bindings::ib_mad_agent>> {
-        let slot = u32::try_from(slot).ok()?;
-        // SAFETY: the device is allocated; the lock is held.
-        NonNull::new(unsafe { bindings::mrbond_rdma_vdev_member_agent(self.dev.raw(), slot) })
-    }
-
     /// Whether a MAD from source GID `gid` can leave through member
     /// `slot`: its port is active, and the netdev the GID is on (and its
     /// real device under a VLAN) can transmit. rxe (6.12) moves QP1 to ERR
@@ -479,6 +472,10 @@ pub(crate) trait DeviceOps {
 
     /// The device's QP1 of each port (see [`super::gsi`]).
     fn gsi_ports<'a>(data: &'a <Self::Data as ForeignOwnable>::Borrowed<'_>) -> &'a GsiPorts;
+
+    /// The device's agents and listeners on each member (see
+    /// [`super::gsi_member`]).
+    fn gsi_members<'a>(data: &'a <Self::Data as ForeignOwnable>::Borrowed<'_>) -> &'a GsiMembers;
 
     /// The member slot whose QP1 carries a MAD of `port` that speaks for
     /// no QP of the device; `None` if no member may. Takes the driver's

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The device's QP1 (GSI), which carries the connection manager's MADs. It
-//! has no wire of its own: the GSI proxy (`verbs/mrbond_verbs_gsi.c`, C
-//! until it moves) sends its MADs through member MAD agents, and hands it
-//! the connection requests members receive. QP1 itself is here: its
+//! has no wire of its own, so it is a proxy: its sends go out through a
+//! member's MAD agent ([`super::gsi_send`]), and the connection requests
+//! members receive are handed to it ([`super::gsi_member`]). Here: its
 //! receive buffers, its completions, and the table of each port's QP1
-//! ([`GsiPorts`]) by which the proxy's sends and deliveries find it.
+//! ([`GsiPorts`]) by which sends and deliveries find it.
 
 use core::{
     ptr::NonNull,

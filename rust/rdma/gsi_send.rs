@@ -21,6 +21,7 @@ use super::{
     cm::CmRecord,
     device::{Device, DeviceOps, ObjectsGuard},
     gsi::{GsiPorts, MAD_SIZE},
+    gsi_member::GsiMembers,
     ratelimit::RateLimit,
 };
 use crate::policy::mad;
@@ -30,6 +31,12 @@ use crate::policy::mad;
 pub(crate) enum GsiWindow {
     /// A CM REQ's send work, before it picks the member. Process context.
     ReqOut,
+    /// A member's REQ handler, before it hands the REQ to QP1. ib_cm's
+    /// work, process context.
+    ReqIn,
+    /// A member's attach, right after one of its listeners went live,
+    /// under the objects lock.
+    Listen,
 }
 
 /// A MAD that QP1 sends, copied at the post.
@@ -108,7 +115,7 @@ pub(super) unsafe fn post<T: DeviceOps>(
     )?;
     // SAFETY: `num_sge` (checked) SGEs at `sg_list`.
     let sges = unsafe { core::slice::from_raw_parts(wr.sg_list, wr.num_sge as usize) };
-    for sge in sges {
+    for sge in sges.iter().filter(|s| s.length > 0) {
         let len = usize::try_from(sge.length)?;
         let start = job.len;
         let end = start
@@ -160,7 +167,7 @@ unsafe extern "C" fn send_work<T: DeviceOps>(work: *mut kernel::bindings::work_s
     // A REQ or REP goes out through the member of the QP it speaks for.
     let member = note_cm::<T>(&data, &objects, mad, job.port, &job.ah).or(member);
     let tc = T::traffic_class(&data, job.ah.grh.traffic_class);
-    match send(&mut objects, member, job, tc) {
+    match send(&mut objects, T::gsi_members(&data), member, job, tc) {
         Ok(()) => drop(objects),
         Err((job, e)) => {
             drop(objects);
@@ -204,6 +211,7 @@ fn note_cm<T: DeviceOps>(
 /// the job goes with the MAD (see [`sent`]), or comes back with the error.
 fn send(
     objects: &mut ObjectsGuard<'_>,
+    members: &GsiMembers,
     member: Option<usize>,
     job: KBox<GsiJob>,
     tc: u8,
@@ -211,7 +219,7 @@ fn send(
     let Some(slot) = member else {
         return Err((job, super::enetdown()));
     };
-    let Some(agent) = objects.member_agent(slot) else {
+    let Some(agent) = members.agent(slot) else {
         return Err((job, super::enetdown()));
     };
     let mut mav = bindings::rdma_ah_attr::default();
@@ -221,7 +229,7 @@ fn send(
     };
     mav.grh.traffic_class = tc;
     // The lock may have been dropped: is the agent still there?
-    if objects.member_agent(slot) != Some(agent) || !objects.member_can_send(slot, &mgid) {
+    if members.agent(slot) != Some(agent) || !objects.member_can_send(slot, &mgid) {
         return Err((job, super::enetdown()));
     }
     // SAFETY: the agent is live under the objects lock (the member's
@@ -297,8 +305,8 @@ fn send(
 ///
 /// # Safety
 ///
-/// Called by ib_mad as the send handler of a member agent of the GSI proxy,
-/// with a send buffer [`send`] posted.
+/// Called by ib_mad as the send handler of a member's agent
+/// ([`super::gsi_member`]), with a send buffer [`send`] posted.
 pub(crate) unsafe fn sent(mwc: *mut bindings::ib_mad_send_wc) {
     // SAFETY: as the caller guarantees.
     let (msg, status) = unsafe { ((*mwc).send_buf, (*mwc).status) };

@@ -32,18 +32,6 @@ pub(crate) struct Departure {
     pub(crate) flushed: u64,
 }
 
-/// A leaving member's GSI proxy objects, taken out of its slot under the
-/// objects lock; released when dropped, which must be after the lock is
-/// dropped (the release flushes MAD work that takes it).
-struct GsiLeaving(bindings::mrbond_rdma_gsi_member);
-
-impl Drop for GsiLeaving {
-    fn drop(&mut self) {
-        // SAFETY: taken by `mrbond_rdma_vdev_gsi_take`, released once.
-        unsafe { bindings::mrbond_rdma_gsi_release(&mut self.0) };
-    }
-}
-
 fn slot_u32(slot: usize) -> Result<u32> {
     if slot >= MAX_MEMBERS {
         return Err(EINVAL);
@@ -83,6 +71,12 @@ impl Device {
         // detach clears the slot.
         let ret = unsafe { bindings::mrbond_rdma_vdev_set_member(self.raw(), slot_raw, dev) };
         to_result(ret).inspect_err(|_| T::mrs(&data).detach(slot))?;
+        let port = guard.member(slot).map_or(1, |(_, port)| port);
+        // SAFETY: the table is `T`'s; the driver data holding both tables
+        // outlives the agents and listeners (the device releases them
+        // first, `mrbond_rs_gsi_release()`); `dev` stays registered until
+        // the detach drops what it takes.
+        unsafe { T::gsi_members(&data).attach::<T>(self, T::gsi_ports(&data), slot, dev, port) };
         drop(guard);
         Ok(())
     }
@@ -118,12 +112,11 @@ impl Device {
         // SAFETY: the table is `T`'s, as the caller guarantees.
         let data = unsafe { self.driver_data::<T::Data>() }.ok()?;
         let counters = T::path_counters(&data).get(slot)?;
-        let mut gsi = GsiLeaving(Default::default());
         let guard = self.lock_objects();
         guard.member(slot)?;
         let flushed = counters.flushed();
-        // SAFETY: the lock is held; `gsi` is released after it.
-        unsafe { bindings::mrbond_rdma_vdev_gsi_take(self.raw(), slot_raw, &mut gsi.0) };
+        // Released after the lock (see `Leaving`).
+        let gsi = T::gsi_members(&data).take(slot);
         T::cqs(&data).for_each(|cq| cq.unhook(slot));
         let window = || T::qp_window(QpWindow::DetachQp);
         // SAFETY: the objects lock is held and the member's CQs unhooked.

@@ -14,6 +14,7 @@ pub(crate) mod cm;
 pub(crate) mod cq;
 pub(crate) mod device;
 pub(crate) mod gsi;
+pub(crate) mod gsi_member;
 pub(crate) mod gsi_send;
 pub(crate) mod irq_lock;
 pub(crate) mod member;
