@@ -36,7 +36,7 @@ impl core::fmt::Display for Gid {
 }
 
 /// A GID's bytes.
-fn gid_raw(gid: &bindings::ib_gid) -> [u8; 16] {
+pub(super) fn gid_raw(gid: &bindings::ib_gid) -> [u8; 16] {
     // SAFETY: every bit pattern of the union is a valid byte array.
     unsafe { *gid.raw.as_ref() }
 }

@@ -12,7 +12,7 @@ use core::{ffi::c_void, ptr::NonNull};
 
 use kernel::{new_spinlock, prelude::*, sync::SpinLock};
 
-use super::{bindings, gsi::GsiPorts};
+use super::{av::gid_raw, bindings, gsi::GsiPorts};
 use crate::policy::mad::{self, CmExchange, CmSent};
 
 /// An exchange in flight, as our last message of it went out.
@@ -110,18 +110,14 @@ impl CmRecord {
     /// The device's QP1 of `port` sends `x`, a REQ or REP for this QP, to
     /// the address in `ah`.
     pub(crate) fn note(&self, x: CmExchange, port: u32, ah: &bindings::rdma_ah_attr) {
-        let raw = |gid: &bindings::ib_gid| -> [u8; 16] {
-            // SAFETY: every bit pattern of the union is a valid byte array.
-            unsafe { *gid.raw.as_ref() }
-        };
         // SAFETY: the AH's source GID entry, if any, is held while the AH
         // lives, which the caller's send outlasts.
-        let ours = unsafe { ah.grh.sgid_attr.as_ref() }.map_or([0; 16], |a| raw(&a.gid));
+        let ours = unsafe { ah.grh.sgid_attr.as_ref() }.map_or([0; 16], |a| gid_raw(&a.gid));
         self.state.lock().in_flight = Some(InFlight {
             x,
             port,
             ours,
-            theirs: raw(&ah.grh.dgid),
+            theirs: gid_raw(&ah.grh.dgid),
         });
     }
 

@@ -268,7 +268,6 @@ impl GsiQp {
         let mut wc = Wc::default();
         let w = wc.raw_mut();
         w.status = bindings::ib_wc_status_IB_WC_SUCCESS;
-        w.opcode = bindings::ib_wc_opcode_IB_WC_RECV;
         w.src_qp = 1;
         w.port_num = self.port;
         let mut flags =

@@ -151,7 +151,8 @@ unsafe extern "C" fn send_work<T: DeviceOps>(work: *mut kernel::bindings::work_s
     // leaked there; taken back once, here.
     let job = unsafe { KBox::from_raw(work.byte_sub(offset_of!(GsiJob, work)).cast::<GsiJob>()) };
     let mad = job.mad.get(..job.len).unwrap_or(&[]);
-    if mad::class_attr(mad) == Some((mad::CLASS_CM, mad::CM_REQ)) {
+    let class_attr = mad::class_attr(mad);
+    if class_attr == Some((mad::CLASS_CM, mad::CM_REQ)) {
         T::gsi_window(GsiWindow::ReqOut);
     }
     // SAFETY: by the job's invariant the device is live.
@@ -173,8 +174,7 @@ unsafe extern "C" fn send_work<T: DeviceOps>(work: *mut kernel::bindings::work_s
             drop(objects);
             static NOT_SENT: RateLimit = RateLimit::new();
             if NOT_SENT.allow() {
-                let mad = job.mad.get(..job.len).unwrap_or(&[]);
-                let (class, attr) = mad::class_attr(mad).unwrap_or((0, 0));
+                let (class, attr) = class_attr.unwrap_or((0, 0));
                 pr_warn!(
                     "MAD class {:#x} attr {:#x} not sent: {:?}\n",
                     class,
