@@ -143,9 +143,8 @@ void mrbond_netlink_set_ctx(void *ctx);
  */
 int mrbond_rs_ib_device_added(void *ctx, struct ib_device *dev);
 void mrbond_rs_ib_device_removed(void *ctx, struct ib_device *dev);
-struct mrbond_vdev;
 /* .remove of one of our vdevs: the core unregisters it (`rdma link del`). */
-void mrbond_rs_vdev_unregistering(void *ctx, struct mrbond_vdev *v);
+void mrbond_rs_vdev_unregistering(void *ctx, struct ib_device *dev);
 /* Returns the delay in ms until the next evaluation is due, 0 for none. */
 u32 mrbond_rs_evaluate(void *ctx, u64 event_ns);
 /* One utilisation sample of every member; the delay in ms to the next. */

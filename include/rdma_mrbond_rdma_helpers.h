@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * What the Rust RDMA abstractions (rust/rdma/) call that has no symbol of
- * its own: static inlines, wrapped as the kernel crate's rust/helpers/ do,
- * and the accessors of the vdev container while it is still C.
+ * its own: static inlines and macros, wrapped as the kernel crate's
+ * rust/helpers/ do, and the driver's sysfs tables.
  */
 #ifndef _RDMA_MRBOND_RDMA_HELPERS_H
 #define _RDMA_MRBOND_RDMA_HELPERS_H
@@ -135,39 +135,26 @@ void mrbond_rdma_xa_store(struct xarray *xa, u32 index, void *entry);
 /* The first entry at *index or (after) above it; *index is moved to it. */
 void *mrbond_rdma_xa_find(struct xarray *xa, unsigned long *index, bool after);
 
+/* The device container (rust/rdma/vdev.rs). */
+
+/* alloc_ordered_workqueue("%s", WQ_MEM_RECLAIM): NULL on -ENOMEM. */
+struct workqueue_struct *mrbond_rdma_alloc_ordered_wq(const char *name);
+/* dev_get_by_index() in init_net: held, or NULL. */
+struct net_device *mrbond_rdma_dev_get_by_index(int ifindex);
+void mrbond_rdma_mark_name_assigned_by_user(struct ib_device *ibdev);
+
 /*
- * The driver data of a vdev (its bond), from mrbond_vdev_alloc() until its
- * .dealloc_driver; NULL after.
+ * The driver's sysfs directories (shim/mrbond_sysfs.c): <dev>/mrbond/ with
+ * its members/, and members/<name>/ for member slot. Each show and store
+ * is forwarded to Rust with data, which must outlive the directory. Both
+ * return the directory or an ERR_PTR. mrbond_rdma_sysfs_del() removes one
+ * (a device directory after its members'), waiting for running show/store:
+ * never call it from one, nor with a lock one takes.
  */
-void *mrbond_rdma_driver_data(struct ib_device *ibdev);
-/*
- * Queues work on the vdev's callback workqueue (ordered: the ULP callbacks
- * the vdev raises itself, never under a lock of ours).
- */
-void mrbond_rdma_vdev_queue_cb(struct ib_device *ibdev,
-			       struct work_struct *work);
-/*
- * The vdev's objects lock (objs_lock): member objects are made and
- * destroyed, and members come and go, under it. May sleep.
- */
-void mrbond_rdma_vdev_objs_lock(struct ib_device *ibdev);
-void mrbond_rdma_vdev_objs_unlock(struct ib_device *ibdev);
-/*
- * Member slot's device (NULL if none) and its port in *port. Under
- * objs_lock, which keeps it until the member's detach.
- */
-struct ib_device *mrbond_rdma_vdev_member(struct ib_device *ibdev, u32 slot,
-					  u32 *port);
-/*
- * Member slot's device becomes dev (port 1: members are single-port RoCE
- * devices), or none. Under objs_lock.
- */
-int mrbond_rdma_vdev_set_member(struct ib_device *ibdev, u32 slot,
-				struct ib_device *dev);
-/*
- * Queues work on the vdev's GSI workqueue (ordered: QP1's sends go out in
- * their posting order, from process context).
- */
-void mrbond_rdma_vdev_queue_gsi(struct ib_device *ibdev,
-				struct work_struct *work);
+struct kobject *mrbond_rdma_sysfs_device_add(struct kobject *dev_kobj,
+					     void *data);
+struct kobject *mrbond_rdma_sysfs_member_add(struct kobject *device_dir,
+					     u32 slot, const char *name);
+void mrbond_rdma_sysfs_del(struct kobject *dir);
+
 #endif /* _RDMA_MRBOND_RDMA_HELPERS_H */

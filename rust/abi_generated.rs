@@ -330,11 +330,6 @@ extern "C" {
 extern "C" {
     pub fn mrbond_glue_inject_fail(point: mrbond_inject_point) -> bool_;
 }
-#[repr(C)]
-#[derive(Debug)]
-pub struct mrbond_vdev {
-    _unused: [u8; 0],
-}
 pub const MRBOND_BOND_ATTR_MODE: mrbond_bond_attr = 0;
 pub const MRBOND_BOND_ATTR_POLICY: mrbond_bond_attr = 1;
 pub const MRBOND_BOND_ATTR_MEMBERS: mrbond_bond_attr = 2;
@@ -356,70 +351,6 @@ pub const MRBOND_MEMBER_ATTR_UTILISATION: mrbond_member_attr = 9;
 pub const MRBOND_MEMBER_ATTR_CAPACITY: mrbond_member_attr = 10;
 pub const MRBOND_MEMBER_ATTR_MAX: mrbond_member_attr = 11;
 pub type mrbond_member_attr = ffi::c_uint;
-extern "C" {
-    pub fn mrbond_vdev_alloc(
-        bond: *mut ffi::c_void,
-        nports: u32_,
-        node_guid: u64_,
-    ) -> *mut mrbond_vdev;
-}
-extern "C" {
-    pub fn mrbond_vdev_set_port_netdev(
-        v: *mut mrbond_vdev,
-        port: u32_,
-        ifindex: ffi::c_int,
-    ) -> ffi::c_int;
-}
-extern "C" {
-    pub fn mrbond_vdev_register(
-        v: *mut mrbond_vdev,
-        name: *const ffi::c_char,
-        user_named: bool_,
-    ) -> ffi::c_int;
-}
-extern "C" {
-    pub fn mrbond_vdev_free(v: *mut mrbond_vdev);
-}
-extern "C" {
-    pub fn mrbond_vdev_unregister(v: *mut mrbond_vdev);
-}
-extern "C" {
-    pub fn mrbond_vdev_put(v: *mut mrbond_vdev);
-}
-extern "C" {
-    pub fn mrbond_vdev_hold(v: *mut mrbond_vdev);
-}
-extern "C" {
-    pub fn mrbond_vdev_unhold(v: *mut mrbond_vdev);
-}
-extern "C" {
-    pub fn mrbond_vdev_name(v: *const mrbond_vdev) -> *const ffi::c_char;
-}
-extern "C" {
-    pub fn mrbond_vdev_index(v: *const mrbond_vdev) -> u32_;
-}
-extern "C" {
-    pub fn mrbond_vdev_from_ibdev(dev: *mut ib_device) -> *mut mrbond_vdev;
-}
-extern "C" {
-    pub fn mrbond_vdev_port_event(v: *mut mrbond_vdev, port: u32_, active: bool_);
-}
-extern "C" {
-    pub fn mrbond_sysfs_add(v: *mut mrbond_vdev) -> ffi::c_int;
-}
-extern "C" {
-    pub fn mrbond_sysfs_del(v: *mut mrbond_vdev);
-}
-extern "C" {
-    pub fn mrbond_sysfs_member_add(
-        v: *mut mrbond_vdev,
-        slot: u32_,
-        name: *const ffi::c_char,
-    ) -> ffi::c_int;
-}
-extern "C" {
-    pub fn mrbond_sysfs_member_del(v: *mut mrbond_vdev, slot: u32_);
-}
 #[repr(C)]
 #[derive(Debug)]
 pub struct kobject {

@@ -137,14 +137,14 @@ pub(crate) struct Bond {
     #[pin]
     pub(crate) knobs: Knobs,
     /// The vdev's live PDs (`crate::vdev_pd`), kept by the PD verbs; lock
-    /// "mrbond:pds", inside the vdev's `objs_lock`.
+    /// "mrbond:pds", inside the vdev's objects lock.
     #[pin]
     pub(crate) pds: PdSet<VdevPd>,
     /// The vdev's MRs by key, kept by the MR verbs (`crate::rdma::mr`).
     #[pin]
     pub(crate) mrs: MrTable,
     /// The vdev's live CQs, kept by the CQ verbs (`crate::rdma::cq`); lock
-    /// "mrbond:cqs", inside the vdev's `objs_lock`.
+    /// "mrbond:cqs", inside the vdev's objects lock.
     #[pin]
     pub(crate) cqs: CqSet,
     /// The vdev's QPNs, live and in quarantine (`crate::vdev_qpns`).
@@ -155,7 +155,7 @@ pub(crate) struct Bond {
     pub(crate) qp_ids: QpIds,
     /// The data paths of the vdev's RC QPs, for a member's failure and
     /// detach to walk (`crate::rdma::qp_set`); lock "mrbond:qps", inside
-    /// the vdev's `objs_lock`.
+    /// the vdev's objects lock.
     #[pin]
     pub(crate) qp_paths: QpPaths,
     /// The data path's counters of each member slot: QPs, outstanding,

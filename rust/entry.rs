@@ -41,8 +41,8 @@ unsafe fn registry<'a>(ctx: *mut c_void) -> &'a Registry {
 ///
 /// # Safety
 ///
-/// `bond` must be the pointer given to `mrbond_vdev_alloc()` for a vdev that
-/// has not yet called `mrbond_rs_vdev_release()`.
+/// `bond` must be the driver data of a vdev (`Vdev::alloc`) whose
+/// `.dealloc_driver` has not yet released it.
 unsafe fn bond<'a>(bond: *mut c_void) -> ArcBorrow<'a, Bond> {
     // SAFETY: the vdev still owns its reference, as the caller guarantees.
     unsafe { <Arc<Bond> as ForeignOwnable>::borrow(bond) }
@@ -299,33 +299,21 @@ pub(crate) unsafe extern "C" fn mrbond_rs_netdev_unregister(ctx: *mut c_void, if
     unsafe { registry(ctx) }.netdev_unregister(ifindex);
 }
 
-/// The vdev's verbs that Rust implements (`vdev_verbs.rs`): `mrbond_vdev.c`
-/// sets them before its own table, which fills the rest.
+// `struct module` has a member of no fields on this arch: only the address
+// is taken, as the `module!` macro's `THIS_MODULE` does.
+#[allow(improper_ctypes)]
+extern "C" {
+    /// This module, as modpost's `.mod.c` defines it.
+    static __this_module: kernel::types::Opaque<kernel::bindings::module>;
+}
+
+/// The vdev's ops table (`vdev_verbs.rs`), owned by this module. Exported
+/// for the glue, which tells our vdevs from members by it.
 #[export_name = "mrbond_rs_dev_ops"]
-pub(crate) static VDEV_OPS: OpsTable = OpsTable::new::<VdevVerbs>();
-
-/// The vdev is being freed: its members' MAD agents and REQ listeners go.
-///
-/// # Safety
-///
-/// Called by the vdev's `.dealloc_driver` with its bond, once no send work
-/// of QP1 is left, in process context, holding no lock of the vdev.
-#[no_mangle]
-pub(crate) unsafe extern "C" fn mrbond_rs_gsi_release(bond_ptr: *mut c_void) {
-    // SAFETY: as the caller guarantees.
-    unsafe { bond(bond_ptr) }.gsi_members.release_all();
-}
-
-/// The vdev is being freed: drop its bond reference.
-///
-/// # Safety
-///
-/// Called exactly once per vdev, by `mrbond_vdev.c`.
-#[no_mangle]
-pub(crate) unsafe extern "C" fn mrbond_rs_vdev_release(bond_ptr: *mut c_void) {
-    // SAFETY: the vdev gives back the reference `Vdev::alloc` gave it.
-    drop(unsafe { <Arc<Bond> as ForeignOwnable>::from_foreign(bond_ptr) });
-}
+pub(crate) static VDEV_OPS: OpsTable<VdevVerbs> = OpsTable::new(
+    // SAFETY: only the address of `__this_module` is taken.
+    unsafe { __this_module.get() },
+);
 
 /// sysfs show of a bond attribute.
 ///
@@ -402,9 +390,17 @@ pub(crate) unsafe extern "C" fn mrbond_rs_member_attr_store(
 ///
 /// Called only by the glue's `ib_client.remove` with its context and a vdev.
 #[no_mangle]
-pub(crate) unsafe extern "C" fn mrbond_rs_vdev_unregistering(ctx: *mut c_void, v: *mut RawVdev) {
+pub(crate) unsafe extern "C" fn mrbond_rs_vdev_unregistering(
+    ctx: *mut c_void,
+    ibdev: *mut crate::rdma::bindings::ib_device,
+) {
+    // SAFETY: the core's `.remove` runs on an allocated device, one of
+    // ours as the glue checked.
+    let dev = unsafe { crate::rdma::device::Device::from_raw(ibdev) };
+    // Before `device_del()`: `rdma link del` unregisters us directly.
+    dev.sysfs_del();
     // SAFETY: the glue passes its live context.
-    unsafe { registry(ctx) }.vdev_unregistering(v);
+    unsafe { registry(ctx) }.vdev_unregistering(ibdev.cast());
 }
 
 // ---- knobs: ECN, DCQCN, PFC (include/rdma_mrbond_knobs.h) ----

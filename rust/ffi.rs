@@ -9,11 +9,13 @@
 
 use core::{ffi::c_void, pin::Pin, ptr::NonNull};
 
-use kernel::{error::to_result, ffi::c_int, prelude::*, str::CStr, types::ForeignOwnable};
+use kernel::{error::to_result, ffi::c_int, prelude::*, str::CStr, sync::Arc};
 
 use crate::{
+    bond::Bond,
     policy::caps::{self, DeviceCaps, Limit},
     policy::congestion::Errno,
+    rdma::vdev::{DeviceHold, OwnedDevice},
     vdev_verbs::VdevVerbs,
 };
 
@@ -65,8 +67,6 @@ pub(crate) mod sysfs_attr {
 
 /// `struct ib_device`, whose layout Rust never looks into.
 pub(crate) type RawIbDevice = abi::ib_device;
-/// `struct mrbond_vdev`, private to `mrbond_vdev.c`.
-pub(crate) type RawVdev = abi::mrbond_vdev;
 /// `struct mrbond_member_spec`.
 pub(crate) type MemberSpec = abi::mrbond_member_spec;
 /// `struct mrbond_bond_spec`: one netlink request.
@@ -207,13 +207,14 @@ pub(crate) fn inject_any(point: Inject) {
     unsafe { glue::mrbond_glue_inject_any(point.raw()) }
 }
 
-/// The GSI proxy's record of an RC QP (`struct mrbond_qp_cm`, C's until the
-/// proxy moves), held only to be handed back to C.
+/// The record of an RC QP's connection exchange (`rdma::cm::CmRecord`), as
+/// the QPN table keeps it: by address only, handed back to QP1's send work
+/// (`rdma::gsi_send`).
 #[derive(Clone)]
 pub(crate) struct ProxyQp(NonNull<c_void>);
 
-// SAFETY: a pointer Rust never dereferences, handed back to C, which
-// orders its uses by the vdev's `objs_lock`.
+// SAFETY: a pointer the table never dereferences; its users order their
+// uses by the vdev's objects lock.
 unsafe impl Send for ProxyQp {}
 
 impl ProxyQp {
@@ -424,89 +425,44 @@ impl IbDevice {
     }
 }
 
-/// A bond's virtual ib_device.
-///
-/// # Invariants
-///
-/// `ptr` came from `mrbond_vdev_alloc()`, and this handle is the module's
-/// only one: it is freed or unregistered exactly once, by `Drop`.
-pub(crate) struct Vdev {
-    ptr: NonNull<RawVdev>,
-    registered: bool,
-}
-
-// SAFETY: the C vdev is internally synchronised; the handle only passes it on.
-unsafe impl Send for Vdev {}
-// SAFETY: every method takes `&self` and calls functions that are safe to
-// call concurrently (the RDMA core and sysfs lock internally).
-unsafe impl Sync for Vdev {}
+/// A bond's virtual ib_device: the module's only handle, which unregisters
+/// or frees it on drop.
+pub(crate) struct Vdev(OwnedDevice<VdevVerbs>);
 
 impl Vdev {
-    /// Allocates an unregistered vdev that owns `data`, the driver data its
-    /// Rust verbs and callbacks borrow (the bond: `DeviceOps::Data` of
-    /// `vdev_verbs.rs`, the bond pointer of `entry.rs`).
-    pub(crate) fn alloc<D: ForeignOwnable>(data: D, nports: u32, guid: u64) -> Result<Self> {
-        let foreign = data.into_foreign().cast_mut();
-        // SAFETY: `foreign` is owned data that the vdev releases through
-        // `mrbond_rs_vdev_release()` in every path.
-        let ptr = unsafe { glue::mrbond_vdev_alloc(foreign, nports, guid) };
-        match NonNull::new(ptr) {
-            // INVARIANT: freshly allocated, owned by this handle.
-            Some(ptr) => Ok(Self {
-                ptr,
-                registered: false,
-            }),
-            None => {
-                // SAFETY: allocation failed, so the data is still ours.
-                drop(unsafe { D::from_foreign(foreign) });
-                Err(ENOMEM)
-            }
-        }
+    /// Allocates an unregistered vdev that owns `bond`, the driver data its
+    /// verbs and callbacks borrow, until its `.dealloc_driver`.
+    pub(crate) fn alloc(bond: Arc<Bond>, nports: u32, guid: u64) -> Result<Self> {
+        OwnedDevice::new(&crate::entry::VDEV_OPS, bond, nports, guid).map(Self)
     }
 
-    fn raw(&self) -> *mut RawVdev {
-        self.ptr.as_ptr()
-    }
-
-    /// Binds 1-based `port` to the netdev `ifindex`.
+    /// Binds 1-based `port` to the netdev `ifindex` (0 unbinds).
     pub(crate) fn set_port_netdev(&self, port: u32, ifindex: u32) -> Result {
-        let ifindex = c_int::try_from(ifindex).map_err(|_| EINVAL)?;
-        // SAFETY: by the type invariant the vdev is alive.
-        to_result(unsafe { glue::mrbond_vdev_set_port_netdev(self.raw(), port, ifindex) })
+        self.0.set_port_netdev(port, ifindex)
     }
 
     /// Registers the device as `name` (`mrbond%d` picks the index).
     pub(crate) fn register(&mut self, name: &CStr, user_named: bool) -> Result {
-        // SAFETY: the vdev is alive and unregistered; no lock of ours is held.
-        to_result(unsafe {
-            glue::mrbond_vdev_register(self.raw(), name.as_char_ptr(), user_named)
-        })?;
-        self.registered = true;
-        Ok(())
+        self.0.register(name, user_named)
     }
 
     /// The registered device name.
     pub(crate) fn name(&self) -> &CStr {
-        // SAFETY: the vdev is alive; the name is NUL-terminated and owned.
-        unsafe { CStr::from_char_ptr(glue::mrbond_vdev_name(self.raw())) }
+        self.0.name()
     }
 
     /// The ib_device index.
     pub(crate) fn index(&self) -> u32 {
-        // SAFETY: the vdev is alive.
-        unsafe { glue::mrbond_vdev_index(self.raw()) }
+        self.0.index()
     }
 
     /// Whether `raw` is this vdev.
-    pub(crate) fn is(&self, raw: *const RawVdev) -> bool {
-        core::ptr::eq(self.ptr.as_ptr(), raw)
+    pub(crate) fn is(&self, raw: *const RawIbDevice) -> bool {
+        self.0.is(raw.cast())
     }
 
-    /// The vdev's RDMA device, for its objects (`crate::rdma`).
     fn device(&self) -> &crate::rdma::device::Device {
-        // SAFETY: the vdev is alive while `self` is, and its `ib_device`
-        // is its first field (`ib_alloc_device()` checks that).
-        unsafe { crate::rdma::device::Device::from_raw(self.raw().cast()) }
+        self.0.device()
     }
 
     /// Lets the vdev create objects on `dev` in member `slot`, until
@@ -524,10 +480,10 @@ impl Vdev {
             );
             return Err(crate::rdma::eopnotsupp());
         }
-        // SAFETY: every vdev's ops table is `VdevVerbs`'
-        // (`mrbond_vdev_alloc()`); the bond detaches `dev` from the vdev
-        // before its `ib_client.remove` returns, and holds a registration
-        // reference meanwhile.
+        // SAFETY: every vdev's ops table is `VdevVerbs`' (`OwnedDevice`);
+        // the bond detaches `dev` from the vdev before its
+        // `ib_client.remove` returns, and holds a registration reference
+        // meanwhile.
         unsafe {
             self.device()
                 .attach_member::<VdevVerbs>(slot, dev.raw().cast())
@@ -572,53 +528,25 @@ impl Vdev {
 
     /// Creates `mrbond/` in sysfs. Never with the bond's state lock held.
     pub(crate) fn sysfs_add(&self) -> Result {
-        // SAFETY: the vdev is alive and registered.
-        to_result(unsafe { glue::mrbond_sysfs_add(self.raw()) })
+        self.0.sysfs_add()
     }
 
     /// Creates `mrbond/members/<name>`. Never with the state lock held.
     pub(crate) fn sysfs_member_add(&self, slot: u32, name: &CStr) -> Result {
-        // SAFETY: the vdev is alive; `name` is NUL-terminated.
-        to_result(unsafe { glue::mrbond_sysfs_member_add(self.raw(), slot, name.as_char_ptr()) })
+        self.0.sysfs_member_add(usize::try_from(slot)?, name)
     }
-}
 
-impl Vdev {
     /// A counted reference for the calls that must not run under the
     /// bond's vdev lock.
     pub(crate) fn hold(&self) -> VdevRef {
-        // SAFETY: by the type invariant the vdev is alive; the reference
-        // taken here is released by `VdevRef::drop`.
-        unsafe { glue::mrbond_vdev_hold(self.raw()) };
-        // INVARIANT: one device reference, taken just above.
-        VdevRef { ptr: self.ptr }
+        VdevRef(self.0.hold())
     }
 
     /// Lets go of a vdev the RDMA core is unregistering on its own
     /// (`rdma link del`): called from its `.remove`, where unregistering
     /// again would deadlock.
     pub(crate) fn release_unregistering(self) {
-        let this = core::mem::ManuallyDrop::new(self);
-        // SAFETY: by the invariant this is the only handle; the core is
-        // unregistering the device, so only our reference remains to drop.
-        unsafe { glue::mrbond_vdev_put(this.raw()) };
-    }
-}
-
-impl Drop for Vdev {
-    fn drop(&mut self) {
-        if self.registered {
-            // SAFETY: by the invariant this is the only handle; sysfs first,
-            // with no lock held, then the device (idempotent after
-            // `rdma link del`).
-            unsafe {
-                glue::mrbond_sysfs_del(self.raw());
-                glue::mrbond_vdev_unregister(self.raw());
-            }
-        } else {
-            // SAFETY: never registered: free releases the bond reference.
-            unsafe { glue::mrbond_vdev_free(self.raw()) };
-        }
+        self.0.release_unregistering();
     }
 }
 
@@ -627,41 +555,20 @@ impl Drop for Vdev {
 /// show/store callbacks, which may take that lock (a PFC store announces
 /// the member's quiescing). Only offers calls that stay safe on a vdev the
 /// RDMA core unregistered meanwhile.
-///
-/// # Invariants
-///
-/// `ptr` holds one device reference (`mrbond_vdev_hold`), dropped on drop.
-pub(crate) struct VdevRef {
-    ptr: NonNull<RawVdev>,
-}
-
-// SAFETY: a device reference may be dropped from any thread; the calls
-// below are internally synchronised.
-unsafe impl Send for VdevRef {}
-// SAFETY: every method takes `&self` and is safe to call concurrently.
-unsafe impl Sync for VdevRef {}
+pub(crate) struct VdevRef(DeviceHold);
 
 impl VdevRef {
     /// Removes `mrbond/members/<slot>`; waits for running show/store
     /// callbacks. A no-op once the vdev's sysfs is gone.
     pub(crate) fn sysfs_member_del(&self, slot: u32) {
-        // SAFETY: the reference keeps the vdev's memory; the sysfs pointers
-        // are cleared under the vdev's mutex by whoever removes them first.
-        unsafe { glue::mrbond_sysfs_member_del(self.ptr.as_ptr(), slot) }
+        if let Ok(slot) = usize::try_from(slot) {
+            self.0.sysfs_member_del(slot);
+        }
     }
 
     /// Reports PORT_ACTIVE or PORT_ERR on `port`, if still registered.
     pub(crate) fn port_event(&self, port: u32, active: bool) {
-        // SAFETY: the reference keeps the vdev's memory; the C side
-        // dispatches only under a registration reference.
-        unsafe { glue::mrbond_vdev_port_event(self.ptr.as_ptr(), port, active) }
-    }
-}
-
-impl Drop for VdevRef {
-    fn drop(&mut self) {
-        // SAFETY: by the invariant this handle holds one reference.
-        unsafe { glue::mrbond_vdev_unhold(self.ptr.as_ptr()) }
+        self.0.port_event(port, active);
     }
 }
 

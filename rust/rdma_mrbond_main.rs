@@ -17,9 +17,9 @@
 //! - `rdma`: the safe RDMA abstractions (an `ib_device_ops` table built
 //!   from a trait, typed handles) over bindings generated from
 //!   `<rdma/*.h>`;
-//! - `ffi`: safe wrappers over the C side, the verbs proxy (`verbs/`) and the
-//!   registrations for which the 6.12 kernel crate has no abstraction
-//!   (`shim/`), through the ABI generated from their headers;
+//! - `ffi`: safe wrappers over the C side, the registrations for which the
+//!   6.12 kernel crate has no abstraction (`shim/`), through the ABI
+//!   generated from their headers, and the bond's vdev over `rdma::vdev`;
 //! - `entry`: the C -> Rust trampolines (`mrbond_rs_*`).
 //!
 //! `rdma`, `ffi` and `entry` hold the module's `unsafe` (besides the one call here

@@ -14,9 +14,7 @@ use kernel::{
 
 use crate::{
     bond::{Bond, Member},
-    ffi::{
-        self, BondInfo, BondSpec, IbDevice, MemberSpec, RawIbDevice, RawVdev, Vdev, MAX_MEMBERS,
-    },
+    ffi::{self, BondInfo, BondSpec, IbDevice, MemberSpec, RawIbDevice, Vdev, MAX_MEMBERS},
     options::{ReqError, ReqResult, Target},
     policy::{
         eligibility::AdminState,
@@ -161,7 +159,7 @@ impl Registry {
     }
 
     /// The RDMA core unregisters one of our vdevs on its own.
-    pub(crate) fn vdev_unregistering(&self, raw: *mut RawVdev) {
+    pub(crate) fn vdev_unregistering(&self, raw: *mut RawIbDevice) {
         let mut found = None;
         {
             let mut inner = self.inner.lock();

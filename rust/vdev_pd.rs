@@ -35,7 +35,7 @@ pub(crate) fn may_alloc(pd: &NewPd<'_>) -> Result {
 #[pin_data]
 pub(crate) struct VdevPd {
     /// Lock "mrbond:pd": the member PDs and the placement inputs. Taken
-    /// inside the vdev's `objs_lock`, the MR table's lock or the device's
+    /// inside the vdev's objects lock, the MR table's lock or the device's
     /// PD set, with nothing inside it but the member's own PD, MR and QP
     /// verbs and, while a QP is made on the member PD, the QPN table's
     /// lock.

@@ -27,7 +27,7 @@ struct Entry {
 #[pin_data]
 pub(crate) struct QpnTable {
     /// Lock "mrbond:qpns": numbers are claimed, quarantined and looked up
-    /// under it. Inside the vdev's `objs_lock`; nothing nests inside.
+    /// under it. Inside the vdev's objects lock; nothing nests inside.
     /// Free slots (`None`) are reused: 6.12's `KVec` cannot remove.
     #[pin]
     entries: Mutex<KVec<Option<Entry>>>,

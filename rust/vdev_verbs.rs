@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The table of the vdev's verbs that Rust implements
-//! (`mrbond_rs_dev_ops`, exported by `entry.rs`): each verb answered by the
+//! The vdev's verbs (its ops table `mrbond_rs_dev_ops`, exported by
+//! `entry.rs`, built by `rdma::device::OpsTable`): each verb answered by the
 //! module of its object, `vdev_attrs` for the device, `ports` for the
 //! ports and counters, `vdev_pd` for the PDs; the MRs, CQs and QPs are the
 //! layer's (`rdma::mr`, `rdma::cq`, `rdma::qp`), an MR bound to the member
 //! `vdev_pd` names, a QP placed by the bond and numbered from its QPN table
-//! (`vdev_qpns`). The C table fills the rest.
+//! (`vdev_qpns`).
 
 #![deny(unsafe_code)]
 

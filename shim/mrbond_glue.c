@@ -99,6 +99,15 @@ static void mrbond_member_event(struct ib_event_handler *handler,
 	}
 }
 
+/* The vdevs' ops table (rust/entry.rs). */
+extern const struct ib_device_ops mrbond_rs_dev_ops;
+
+/* True for ib_devices that are our vdevs (so they are never members). */
+static bool mrbond_is_vdev(const struct ib_device *dev)
+{
+	return dev->ops.dealloc_driver == mrbond_rs_dev_ops.dealloc_driver;
+}
+
 static int mrbond_client_add(struct ib_device *dev)
 {
 	struct mrbond_member_events *ev;
@@ -123,13 +132,10 @@ static int mrbond_client_add(struct ib_device *dev)
 
 static void mrbond_client_remove(struct ib_device *dev, void *client_data)
 {
-	struct mrbond_vdev *v = mrbond_vdev_from_ibdev(dev);
 	struct mrbond_member_events *ev = client_data;
 
-	if (v) {
-		/* Before device_del(): `rdma link del` unregisters us directly. */
-		mrbond_sysfs_del(v);
-		mrbond_rs_vdev_unregistering(mrbond_ctx, v);
+	if (mrbond_is_vdev(dev)) {
+		mrbond_rs_vdev_unregistering(mrbond_ctx, dev);
 		return;
 	}
 	if (ev) {

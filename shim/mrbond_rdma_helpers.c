@@ -242,3 +242,18 @@ void *mrbond_rdma_xa_find(struct xarray *xa, unsigned long *index, bool after)
 		return xa_find_after(xa, index, ULONG_MAX, XA_PRESENT);
 	return xa_find(xa, index, ULONG_MAX, XA_PRESENT);
 }
+
+struct workqueue_struct *mrbond_rdma_alloc_ordered_wq(const char *name)
+{
+	return alloc_ordered_workqueue("%s", WQ_MEM_RECLAIM, name);
+}
+
+struct net_device *mrbond_rdma_dev_get_by_index(int ifindex)
+{
+	return dev_get_by_index(&init_net, ifindex);
+}
+
+void mrbond_rdma_mark_name_assigned_by_user(struct ib_device *ibdev)
+{
+	ib_mark_name_assigned_by_user(ibdev);
+}

@@ -1,14 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * /sys/class/infiniband/<vdev>/mrbond/{mode,policy,...} and
- * .../mrbond/members/<member ibdev>/{netdev,state,...}: every show and store
- * is forwarded to Rust, which does all parsing and formatting.
+ * .../mrbond/members/<member ibdev>/{netdev,state,...}: the attribute
+ * tables, and the directories Rust adds and removes (rust/rdma/vdev.rs
+ * keeps them). Every show and store is forwarded to Rust, which does all
+ * parsing and formatting.
  *
- * Two rules keep removal deadlock free: v->lock is never held while a
- * kobject is removed (kobject_del() waits for running show/store, which call
- * into Rust, which may call back into the vdev), and Rust must not remove a
- * directory from inside one of its own show/store callbacks (kernfs would
- * wait for that very callback).
+ * Rust must not remove a directory from inside one of its own show/store
+ * callbacks, nor with a lock they take: kernfs waits for running ones.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -16,23 +15,22 @@
 #include <linux/capability.h>
 #include <linux/err.h>
 #include <linux/kobject.h>
-#include <linux/mutex.h>
 #include <linux/slab.h>
 #include <linux/sysfs.h>
-#include <rdma/ib_verbs.h>
 
 #include "rdma_mrbond_knobs.h"
+#include "rdma_mrbond_rdma_helpers.h"
 #include "rdma_mrbond_vdev.h"
-#include "rdma_mrbond_vdev_priv.h"
 
 /*
  * The mrbond/ directory and each members/<name>/ directory. Each kobject
- * pins its parent, up to the ib_device's, so v stays valid while it lives.
+ * pins its parent, up to the ib_device's.
  */
 struct mrbond_sysfs_kobj {
 	struct kobject kobj;
-	struct mrbond_vdev *v;
+	void *bond;			/* Rust's, outlives the directory */
 	u32 slot;			/* member directories only */
+	struct kobject *members;	/* mrbond/ only: its members/ */
 };
 
 /* One generic show/store per level recovers the attribute id from here. */
@@ -48,7 +46,7 @@ static struct mrbond_sysfs_kobj *to_sysfs_kobj(struct kobject *kobj)
 
 void *mrbond_sysfs_kobj_bond(struct kobject *kobj)
 {
-	return to_sysfs_kobj(kobj)->v->bond;
+	return to_sysfs_kobj(kobj)->bond;
 }
 
 u32 mrbond_sysfs_kobj_slot(struct kobject *kobj)
@@ -64,7 +62,7 @@ static u32 to_attr_id(const struct kobj_attribute *kattr)
 static ssize_t mrbond_bond_show(struct kobject *kobj,
 				struct kobj_attribute *kattr, char *buf)
 {
-	return mrbond_rs_bond_attr_show(to_sysfs_kobj(kobj)->v->bond,
+	return mrbond_rs_bond_attr_show(to_sysfs_kobj(kobj)->bond,
 					to_attr_id(kattr), buf);
 }
 
@@ -78,7 +76,7 @@ static ssize_t mrbond_bond_store(struct kobject *kobj,
 	if (!capable(CAP_NET_ADMIN))
 		return -EPERM;
 
-	ret = mrbond_rs_bond_attr_store(to_sysfs_kobj(kobj)->v->bond,
+	ret = mrbond_rs_bond_attr_store(to_sysfs_kobj(kobj)->bond,
 					to_attr_id(kattr), buf, count);
 	if (ret)
 		return ret;
@@ -90,7 +88,7 @@ static ssize_t mrbond_member_show(struct kobject *kobj,
 {
 	struct mrbond_sysfs_kobj *sk = to_sysfs_kobj(kobj);
 
-	return mrbond_rs_member_attr_show(sk->v->bond, sk->slot,
+	return mrbond_rs_member_attr_show(sk->bond, sk->slot,
 					  to_attr_id(kattr), buf);
 }
 
@@ -104,7 +102,7 @@ static ssize_t mrbond_member_store(struct kobject *kobj,
 	if (!capable(CAP_NET_ADMIN))
 		return -EPERM;
 
-	ret = mrbond_rs_member_attr_store(sk->v->bond, sk->slot,
+	ret = mrbond_rs_member_attr_store(sk->bond, sk->slot,
 					  to_attr_id(kattr), buf, count);
 	if (ret)
 		return ret;
@@ -238,8 +236,8 @@ static const struct kobj_type mrbond_member_ktype = {
 };
 
 static struct mrbond_sysfs_kobj *
-mrbond_sysfs_kobj_add(struct mrbond_vdev *v, const struct kobj_type *ktype,
-		      struct kobject *parent, const char *name, u32 slot)
+mrbond_sysfs_kobj_add(const struct kobj_type *ktype, struct kobject *parent,
+		      const char *name, void *bond, u32 slot)
 {
 	struct mrbond_sysfs_kobj *sk;
 	int ret;
@@ -247,7 +245,7 @@ mrbond_sysfs_kobj_add(struct mrbond_vdev *v, const struct kobj_type *ktype,
 	sk = kzalloc(sizeof(*sk), GFP_KERNEL);
 	if (!sk)
 		return ERR_PTR(-ENOMEM);
-	sk->v = v;
+	sk->bond = bond;
 	sk->slot = slot;
 
 	ret = kobject_init_and_add(&sk->kobj, ktype, parent, "%s", name);
@@ -259,136 +257,42 @@ mrbond_sysfs_kobj_add(struct mrbond_vdev *v, const struct kobj_type *ktype,
 	return sk;
 }
 
-static void mrbond_sysfs_kobj_remove(struct mrbond_sysfs_kobj *sk)
+void mrbond_rdma_sysfs_del(struct kobject *dir)
 {
-	if (!sk)
-		return;
+	struct mrbond_sysfs_kobj *sk = to_sysfs_kobj(dir);
+
+	/* Dynamic kobject: its last put removes and frees it. */
+	kobject_put(sk->members);
 	kobject_del(&sk->kobj);
 	kobject_put(&sk->kobj);
 }
 
-int mrbond_sysfs_add(struct mrbond_vdev *v)
-{
-	struct mrbond_sysfs_kobj *sk = NULL;
-	struct kobject *members;
-	int ret;
-
-	/*
-	 * A registration reference keeps the device's own directory in
-	 * place while ours is created under it; unregistered, there is no
-	 * directory to create it in.
-	 */
-	if (!ib_device_try_get(&v->ibdev))
-		return -ENODEV;
-
-	mutex_lock(&v->lock);
-	if (v->dead) {
-		ret = -ENODEV;
-		goto out;
-	}
-	if (v->sysfs_bond) {
-		ret = -EEXIST;
-		goto out;
-	}
-
-	sk = mrbond_sysfs_kobj_add(v, &mrbond_bond_ktype, &v->ibdev.dev.kobj,
-				   "mrbond", 0);
-	if (IS_ERR(sk)) {
-		ret = PTR_ERR(sk);
-		sk = NULL;
-		goto out;
-	}
-
-	members = kobject_create_and_add("members", &sk->kobj);
-	if (!members) {
-		ret = -ENOMEM;
-		goto out;
-	}
-
-	v->sysfs_bond = sk;
-	v->sysfs_members = members;
-	sk = NULL;
-	ret = 0;
-out:
-	mutex_unlock(&v->lock);
-	ib_device_put(&v->ibdev);
-	/* Only on failure; outside v->lock, see the top of the file. */
-	mrbond_sysfs_kobj_remove(sk);
-	return ret;
-}
-
-void mrbond_sysfs_del(struct mrbond_vdev *v)
-{
-	struct mrbond_sysfs_kobj *member[MRBOND_MAX_PORTS];
-	struct mrbond_sysfs_kobj *bond;
-	struct kobject *members;
-	u32 slot;
-
-	/* Detach under the lock, remove outside it. */
-	mutex_lock(&v->lock);
-	for (slot = 0; slot < MRBOND_MAX_PORTS; slot++) {
-		member[slot] = v->sysfs_member[slot];
-		v->sysfs_member[slot] = NULL;
-	}
-	members = v->sysfs_members;
-	v->sysfs_members = NULL;
-	bond = v->sysfs_bond;
-	v->sysfs_bond = NULL;
-	mutex_unlock(&v->lock);
-
-	for (slot = 0; slot < MRBOND_MAX_PORTS; slot++)
-		mrbond_sysfs_kobj_remove(member[slot]);
-	/* Dynamic kobject: its last put removes and frees it. */
-	kobject_put(members);
-	mrbond_sysfs_kobj_remove(bond);
-}
-
-int mrbond_sysfs_member_add(struct mrbond_vdev *v, u32 slot, const char *name)
-{
-	struct mrbond_sysfs_kobj *sk;
-	int ret;
-
-	if (slot >= MRBOND_MAX_PORTS || !name || !*name)
-		return -EINVAL;
-
-	if (!ib_device_try_get(&v->ibdev))
-		return -ENODEV;
-
-	mutex_lock(&v->lock);
-	if (v->dead || !v->sysfs_members) {
-		ret = -ENODEV;
-		goto out;
-	}
-	if (v->sysfs_member[slot]) {
-		ret = -EEXIST;
-		goto out;
-	}
-
-	sk = mrbond_sysfs_kobj_add(v, &mrbond_member_ktype, v->sysfs_members,
-				   name, slot);
-	if (IS_ERR(sk)) {
-		ret = PTR_ERR(sk);
-		goto out;
-	}
-	v->sysfs_member[slot] = sk;
-	ret = 0;
-out:
-	mutex_unlock(&v->lock);
-	ib_device_put(&v->ibdev);
-	return ret;
-}
-
-void mrbond_sysfs_member_del(struct mrbond_vdev *v, u32 slot)
+struct kobject *mrbond_rdma_sysfs_device_add(struct kobject *dev_kobj,
+					     void *data)
 {
 	struct mrbond_sysfs_kobj *sk;
 
-	if (slot >= MRBOND_MAX_PORTS)
-		return;
+	sk = mrbond_sysfs_kobj_add(&mrbond_bond_ktype, dev_kobj, "mrbond",
+				   data, 0);
+	if (IS_ERR(sk))
+		return ERR_CAST(sk);
+	sk->members = kobject_create_and_add("members", &sk->kobj);
+	if (!sk->members) {
+		mrbond_rdma_sysfs_del(&sk->kobj);
+		return ERR_PTR(-ENOMEM);
+	}
+	return &sk->kobj;
+}
 
-	mutex_lock(&v->lock);
-	sk = v->sysfs_member[slot];
-	v->sysfs_member[slot] = NULL;
-	mutex_unlock(&v->lock);
+struct kobject *mrbond_rdma_sysfs_member_add(struct kobject *device_dir,
+					     u32 slot, const char *name)
+{
+	struct mrbond_sysfs_kobj *parent = to_sysfs_kobj(device_dir);
+	struct mrbond_sysfs_kobj *sk;
 
-	mrbond_sysfs_kobj_remove(sk);
+	if (!name || !*name)
+		return ERR_PTR(-EINVAL);
+	sk = mrbond_sysfs_kobj_add(&mrbond_member_ktype, parent->members, name,
+				   parent->bond, slot);
+	return IS_ERR(sk) ? ERR_CAST(sk) : &sk->kobj;
 }

@@ -388,7 +388,7 @@ impl Cq {
     fn queue(&self, work: &Opaque<kernel::bindings::work_struct>) {
         // SAFETY: the CQ's device is allocated while the CQ lives; the work
         // is initialised, and `destroy_cq` cancels it before `inner` goes.
-        unsafe { bindings::mrbond_rdma_vdev_queue_cb((*self.raw()).device, work.get()) };
+        unsafe { Device::from_raw((*self.raw()).device).queue_callback(work.get()) };
     }
 
     /// Passes `ev` of a member CQ, or of the CQ itself, to the consumer.

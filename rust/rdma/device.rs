@@ -24,6 +24,7 @@ use super::{
     pd::{MemberPd, NewPd, Pd, PdSet},
     qp_path::{PathCounters, QpIds, QpWindow},
     qp_set::QpPaths,
+    vdev::ObjectsLockGuard,
 };
 use crate::policy::{
     caps::{DeviceCaps, Limit},
@@ -34,7 +35,8 @@ use crate::policy::{
 ///
 /// # Invariants
 ///
-/// The wrapped `ib_device` is allocated, with its ops table built from a
+/// The wrapped `ib_device` is allocated, as the first field of a
+/// [`super::vdev::Container`], with its ops table built from a
 /// [`DeviceOps`] implementation, for as long as the reference is used.
 #[repr(transparent)]
 pub(crate) struct Device(Opaque<bindings::ib_device>);
@@ -66,10 +68,10 @@ impl Device {
 
     /// Takes the device's objects lock (see [`ObjectsGuard`]). May sleep.
     pub(crate) fn lock_objects(&self) -> ObjectsGuard<'_> {
-        // SAFETY: by the type invariant the device is allocated; the lock
-        // is a mutex, released by the guard's drop.
-        unsafe { bindings::mrbond_rdma_vdev_objs_lock(self.raw()) };
-        ObjectsGuard { dev: self }
+        ObjectsGuard {
+            dev: self,
+            slots: Some(self.objects_lock().lock()),
+        }
     }
 
     /// The largest CQ a consumer may create (`attrs.max_cqe`).
@@ -87,8 +89,7 @@ impl Device {
     /// The device's driver data must be a `T` made foreign by
     /// `into_foreign()` and still owned by the device for `'a`.
     pub(super) unsafe fn driver_data<'a, T: ForeignOwnable>(&'a self) -> Result<T::Borrowed<'a>> {
-        // SAFETY: by the type invariant the device is allocated.
-        let data: *mut c_void = unsafe { bindings::mrbond_rdma_driver_data(self.raw()) };
+        let data: *mut c_void = self.raw_driver_data();
         if data.is_null() {
             return Err(ENODEV);
         }
@@ -275,12 +276,17 @@ pub(crate) enum LinkLayer {
     Ethernet,
 }
 
-/// The device's objects lock, held (`objs_lock` of the C container, until
-/// the members' slots move): member objects are made and destroyed, and
-/// members attached and detached, under it. Inside it nest the object
-/// sets' locks and the members' own verbs, never the driver's placement.
+/// The device's objects lock, held ("mrbond:vdev-objects", see
+/// [`super::vdev`]): member objects are made and destroyed, and members
+/// attached and detached, under it. Inside it nest the object sets' locks
+/// and the members' own verbs, never the driver's placement.
+///
+/// # Invariants
+///
+/// `slots` is `Some` but inside [`ObjectsGuard::unlocked`].
 pub(crate) struct ObjectsGuard<'a> {
     dev: &'a Device,
+    slots: Option<ObjectsLockGuard<'a>>,
 }
 
 /// A member's device, as the objects lock keeps it: for no longer than the
@@ -301,14 +307,11 @@ impl core::ops::Deref for LockedMember<'_> {
 impl ObjectsGuard<'_> {
     /// Member `slot`'s device and port, while it is attached.
     pub(crate) fn member(&self, slot: usize) -> Option<(LockedMember<'_>, u32)> {
-        let slot = u32::try_from(slot).ok()?;
-        let mut port = 0u32;
-        // SAFETY: the device is allocated; the lock is held.
-        let dev = unsafe { bindings::mrbond_rdma_vdev_member(self.dev.raw(), slot, &mut port) };
+        let (dev, port) = self.slots.as_ref()?.get(slot)?;
         // SAFETY: under the objects lock, which the result cannot outlive,
         // the member's device stays registered; its detach, under that
         // lock, frees the member PDs, CQs and QPs made on it first.
-        let dev = unsafe { MemberDevice::from_raw(NonNull::new(dev)?) };
+        let dev = unsafe { MemberDevice::from_raw(dev) };
         Some((
             LockedMember {
                 dev,
@@ -342,20 +345,25 @@ impl ObjectsGuard<'_> {
     /// Runs `f` with the lock dropped, and takes it again. `&mut`: no
     /// [`LockedMember`] lives across it.
     pub(super) fn unlocked<R>(&mut self, f: impl FnOnce() -> R) -> R {
-        // SAFETY: held since `lock_objects`; taken again below, before the
-        // guard can be used or dropped.
-        unsafe { bindings::mrbond_rdma_vdev_objs_unlock(self.dev.raw()) };
+        drop(self.slots.take());
         let r = f();
-        // SAFETY: the device is allocated; the lock is a mutex.
-        unsafe { bindings::mrbond_rdma_vdev_objs_lock(self.dev.raw()) };
+        // INVARIANT: held again before the guard can be used or dropped.
+        self.slots = Some(self.dev.objects_lock().lock());
         r
     }
-}
 
-impl Drop for ObjectsGuard<'_> {
-    fn drop(&mut self) {
-        // SAFETY: taken by `lock_objects`, held since.
-        unsafe { bindings::mrbond_rdma_vdev_objs_unlock(self.dev.raw()) };
+    /// Member `slot` hosts objects on `dev` from now on; NULL empties it.
+    ///
+    /// # Safety
+    ///
+    /// `dev` must be NULL or a device that stays registered until the slot
+    /// is emptied again, after its objects there are gone.
+    pub(super) unsafe fn set_member(
+        &mut self,
+        slot: usize,
+        dev: *mut bindings::ib_device,
+    ) -> Result {
+        self.slots.as_mut().ok_or(EINVAL)?.set(slot, dev)
     }
 }
 
@@ -392,12 +400,11 @@ impl Drop for GidAttrRef {
     }
 }
 
-/// The verbs of a device, by group, that its driver implements in Rust; a
-/// verb left out is the C table's (see [`OpsTable`]). Verbs that may sleep
-/// say so.
+/// The verbs of a device, by group, and what they need of its driver (see
+/// [`OpsTable`]). Verbs that may sleep say so.
 #[vtable]
 pub(crate) trait DeviceOps {
-    /// The driver data the device holds (`mrbond_rdma_driver_data()`).
+    /// The driver data the device holds until its `.dealloc_driver`.
     type Data: ForeignOwnable;
 
     /// The driver's data in each of the device's PDs (see [`super::pd::Pd`]).
@@ -792,88 +799,101 @@ impl<T: DeviceOps> Adapter<T> {
     }
 }
 
-/// An `ib_device_ops` table built from a [`DeviceOps`] implementation. The
-/// C side hands it to `ib_set_device_ops()` before its own table, which then
-/// fills only the verbs this one leaves empty (`SET_DEVICE_OP` keeps the
-/// first non-NULL entry); the owner, the object sizes and the verbs not yet
-/// moved are the C table's.
+/// The `ib_device_ops` table of a [`DeviceOps`] implementation `T`:
+/// every verb of `T`, the object sizes of this layer, the owner and
+/// `.dealloc_driver` (see [`super::vdev::dealloc_driver`]). Without every
+/// one of the 17 ops that `ib_device_check_mandatory()` checks, a device
+/// registers but `kverbs_provider` is false and no kernel ULP ever sees it.
+/// No `drain_sq`/`drain_rq`: the core's drain (ERR, then a marker WR) is
+/// right, since a post to a QP in ERR always completes.
 #[repr(transparent)]
-pub(crate) struct OpsTable(bindings::ib_device_ops);
+pub(crate) struct OpsTable<T: DeviceOps>(bindings::ib_device_ops, PhantomData<T>);
 
 // SAFETY: the table is never written after it is built; its pointers are
-// functions of this module or NULL.
-unsafe impl Sync for OpsTable {}
+// the owner module, functions of this module, or NULL.
+unsafe impl<T: DeviceOps> Sync for OpsTable<T> {}
 
-impl OpsTable {
-    /// Builds the table of `T`'s verbs.
-    pub(crate) const fn new<T: DeviceOps>() -> Self {
-        Self(bindings::ib_device_ops {
-            query_device: if T::HAS_QUERY_DEVICE {
-                Some(Adapter::<T>::query_device)
-            } else {
-                None
+impl<T: DeviceOps> OpsTable<T> {
+    /// The table for `T`, whose module is `owner` (`__this_module`).
+    pub(crate) const fn new(owner: *mut kernel::bindings::module) -> Self {
+        Self(
+            bindings::ib_device_ops {
+                owner,
+                // Never a real driver's id: those container_of our device.
+                driver_id: bindings::rdma_driver_id_RDMA_DRIVER_UNKNOWN,
+                dealloc_driver: Some(super::vdev::dealloc_driver::<T>),
+                query_device: if T::HAS_QUERY_DEVICE {
+                    Some(Adapter::<T>::query_device)
+                } else {
+                    None
+                },
+                query_port: if T::HAS_QUERY_PORT {
+                    Some(Adapter::<T>::query_port)
+                } else {
+                    None
+                },
+                get_port_immutable: if T::HAS_GET_PORT_IMMUTABLE {
+                    Some(Adapter::<T>::get_port_immutable)
+                } else {
+                    None
+                },
+                get_link_layer: if T::HAS_GET_LINK_LAYER {
+                    Some(Adapter::<T>::get_link_layer)
+                } else {
+                    None
+                },
+                query_pkey: if T::HAS_QUERY_PKEY {
+                    Some(Adapter::<T>::query_pkey)
+                } else {
+                    None
+                },
+                alloc_hw_port_stats: if T::HAS_GET_HW_STATS {
+                    Some(Adapter::<T>::alloc_hw_port_stats)
+                } else {
+                    None
+                },
+                alloc_hw_device_stats: if T::HAS_GET_HW_STATS {
+                    Some(Adapter::<T>::alloc_hw_device_stats)
+                } else {
+                    None
+                },
+                get_hw_stats: if T::HAS_GET_HW_STATS {
+                    Some(Adapter::<T>::get_hw_stats)
+                } else {
+                    None
+                },
+                alloc_pd: Some(Adapter::<T>::alloc_pd),
+                dealloc_pd: Some(Adapter::<T>::dealloc_pd),
+                size_ib_pd: Adapter::<T>::PD_SIZE,
+                get_dma_mr: Some(Adapter::<T>::get_dma_mr),
+                alloc_mr: Some(Adapter::<T>::alloc_mr),
+                reg_user_mr: Some(Adapter::<T>::reg_user_mr),
+                dereg_mr: Some(Adapter::<T>::dereg_mr),
+                map_mr_sg: Some(Adapter::<T>::map_mr_sg),
+                create_cq: Some(Adapter::<T>::create_cq),
+                destroy_cq: Some(Adapter::<T>::destroy_cq),
+                poll_cq: Some(Adapter::<T>::poll_cq),
+                req_notify_cq: Some(Adapter::<T>::req_notify_cq),
+                size_ib_cq: Adapter::<T>::CQ_SIZE,
+                create_ah: Some(Adapter::<T>::create_ah),
+                destroy_ah: Some(Adapter::<T>::destroy_ah),
+                size_ib_ah: Adapter::<T>::AH_SIZE,
+                create_qp: Some(Adapter::<T>::create_qp),
+                modify_qp: Some(Adapter::<T>::modify_qp),
+                query_qp: Some(Adapter::<T>::query_qp),
+                destroy_qp: Some(Adapter::<T>::destroy_qp),
+                post_send: Some(Adapter::<T>::post_send),
+                post_recv: Some(Adapter::<T>::post_recv),
+                size_ib_qp: Adapter::<T>::QP_SIZE,
+                // SAFETY: all zeroes is a valid `ib_device_ops`: no verb.
+                ..unsafe { MaybeUninit::<bindings::ib_device_ops>::zeroed().assume_init() }
             },
-            query_port: if T::HAS_QUERY_PORT {
-                Some(Adapter::<T>::query_port)
-            } else {
-                None
-            },
-            get_port_immutable: if T::HAS_GET_PORT_IMMUTABLE {
-                Some(Adapter::<T>::get_port_immutable)
-            } else {
-                None
-            },
-            get_link_layer: if T::HAS_GET_LINK_LAYER {
-                Some(Adapter::<T>::get_link_layer)
-            } else {
-                None
-            },
-            query_pkey: if T::HAS_QUERY_PKEY {
-                Some(Adapter::<T>::query_pkey)
-            } else {
-                None
-            },
-            alloc_hw_port_stats: if T::HAS_GET_HW_STATS {
-                Some(Adapter::<T>::alloc_hw_port_stats)
-            } else {
-                None
-            },
-            alloc_hw_device_stats: if T::HAS_GET_HW_STATS {
-                Some(Adapter::<T>::alloc_hw_device_stats)
-            } else {
-                None
-            },
-            get_hw_stats: if T::HAS_GET_HW_STATS {
-                Some(Adapter::<T>::get_hw_stats)
-            } else {
-                None
-            },
-            alloc_pd: Some(Adapter::<T>::alloc_pd),
-            dealloc_pd: Some(Adapter::<T>::dealloc_pd),
-            size_ib_pd: Adapter::<T>::PD_SIZE,
-            get_dma_mr: Some(Adapter::<T>::get_dma_mr),
-            alloc_mr: Some(Adapter::<T>::alloc_mr),
-            reg_user_mr: Some(Adapter::<T>::reg_user_mr),
-            dereg_mr: Some(Adapter::<T>::dereg_mr),
-            map_mr_sg: Some(Adapter::<T>::map_mr_sg),
-            create_cq: Some(Adapter::<T>::create_cq),
-            destroy_cq: Some(Adapter::<T>::destroy_cq),
-            poll_cq: Some(Adapter::<T>::poll_cq),
-            req_notify_cq: Some(Adapter::<T>::req_notify_cq),
-            size_ib_cq: Adapter::<T>::CQ_SIZE,
-            create_ah: Some(Adapter::<T>::create_ah),
-            destroy_ah: Some(Adapter::<T>::destroy_ah),
-            size_ib_ah: Adapter::<T>::AH_SIZE,
-            create_qp: Some(Adapter::<T>::create_qp),
-            modify_qp: Some(Adapter::<T>::modify_qp),
-            query_qp: Some(Adapter::<T>::query_qp),
-            destroy_qp: Some(Adapter::<T>::destroy_qp),
-            post_send: Some(Adapter::<T>::post_send),
-            post_recv: Some(Adapter::<T>::post_recv),
-            size_ib_qp: Adapter::<T>::QP_SIZE,
-            // SAFETY: all zeroes is a valid `ib_device_ops`: no owner, no
-            // verbs, no object sizes, every one left to the C table.
-            ..unsafe { MaybeUninit::<bindings::ib_device_ops>::zeroed().assume_init() }
-        })
+            PhantomData,
+        )
+    }
+
+    /// The table, for `ib_set_device_ops()`.
+    pub(super) fn as_raw(&self) -> *const bindings::ib_device_ops {
+        &self.0
     }
 }

@@ -137,7 +137,7 @@ pub(super) unsafe fn post<T: DeviceOps>(
     unsafe {
         let work = Opaque::raw_get(ptr::addr_of!((*raw).work));
         bindings::mrbond_rdma_init_work(work, Some(send_work::<T>));
-        bindings::mrbond_rdma_vdev_queue_gsi(dev.raw(), work);
+        dev.queue_gsi(work);
     }
     Ok(())
 }

@@ -13,7 +13,7 @@
 //! destroyed, MRs are orphaned before the PDs they were made in go, and
 //! the consumers learn of the flushes before they learn that the QPs died.
 
-use kernel::{error::to_result, prelude::*};
+use kernel::prelude::*;
 
 use super::{
     bindings,
@@ -32,11 +32,11 @@ pub(crate) struct Departure {
     pub(crate) flushed: u64,
 }
 
-fn slot_u32(slot: usize) -> Result<u32> {
+fn check_slot(slot: usize) -> Result {
     if slot >= MAX_MEMBERS {
         return Err(EINVAL);
     }
-    u32::try_from(slot).map_err(|_| EINVAL)
+    Ok(())
 }
 
 impl Device {
@@ -53,10 +53,10 @@ impl Device {
         slot: usize,
         dev: *mut bindings::ib_device,
     ) -> Result {
-        let slot_raw = slot_u32(slot)?;
+        check_slot(slot)?;
         // SAFETY: the table is `T`'s, as the caller guarantees.
         let data = unsafe { self.driver_data::<T::Data>() }?;
-        let guard = self.lock_objects();
+        let mut guard = self.lock_objects();
         if let Some((held, _)) = guard.member(slot) {
             return if held.as_raw() == dev {
                 Ok(())
@@ -67,14 +67,12 @@ impl Device {
         // SAFETY: the caller keeps `dev` registered past the detach, which
         // drops the table's hold first.
         unsafe { T::mrs(&data).attach(slot, dev) }?;
-        // SAFETY: the lock is held; `dev` stays registered until the
-        // detach clears the slot.
-        let ret = unsafe { bindings::mrbond_rdma_vdev_set_member(self.raw(), slot_raw, dev) };
-        to_result(ret).inspect_err(|_| T::mrs(&data).detach(slot))?;
+        // SAFETY: `dev` stays registered until the detach clears the slot.
+        unsafe { guard.set_member(slot, dev) }.inspect_err(|_| T::mrs(&data).detach(slot))?;
         let port = guard.member(slot).map_or(1, |(_, port)| port);
         // SAFETY: the table is `T`'s; the driver data holding both tables
         // outlives the agents and listeners (the device releases them
-        // first, `mrbond_rs_gsi_release()`); `dev` stays registered until
+        // first, in `.dealloc_driver`); `dev` stays registered until
         // the detach drops what it takes.
         unsafe { T::gsi_members(&data).attach::<T>(self, T::gsi_ports(&data), slot, dev, port) };
         drop(guard);
@@ -108,11 +106,11 @@ impl Device {
     ///
     /// The device's ops table must be `T`'s.
     pub(crate) unsafe fn detach_member<T: DeviceOps>(&self, slot: usize) -> Option<Departure> {
-        let slot_raw = slot_u32(slot).ok()?;
+        check_slot(slot).ok()?;
         // SAFETY: the table is `T`'s, as the caller guarantees.
         let data = unsafe { self.driver_data::<T::Data>() }.ok()?;
         let counters = T::path_counters(&data).get(slot)?;
-        let guard = self.lock_objects();
+        let mut guard = self.lock_objects();
         guard.member(slot)?;
         let flushed = counters.flushed();
         // Released after the lock (see `Leaving`).
@@ -124,11 +122,9 @@ impl Device {
         T::cqs(&data).for_each(Cq::free_unhooked);
         T::mrs(&data).detach(slot);
         T::pds(&data).for_each(|pd| T::member_gone(pd, slot));
-        // SAFETY: the lock is held; the member's objects are all gone.
-        let cleared = unsafe {
-            bindings::mrbond_rdma_vdev_set_member(self.raw(), slot_raw, core::ptr::null_mut())
-        };
-        debug_assert_eq!(cleared, 0);
+        // SAFETY: NULL empties the slot; the member's objects are all gone.
+        let cleared = unsafe { guard.set_member(slot, core::ptr::null_mut()) };
+        debug_assert!(cleared.is_ok());
         // Consumers learn of the flushes, then that the QPs are dead.
         T::cqs(&data).for_each(Cq::kick_later);
         qp_set::report_fatal(T::qp_paths(&data), slot);

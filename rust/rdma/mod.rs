@@ -3,9 +3,9 @@
 //! The RDMA abstractions 6.12's kernel crate lacks, over the bindings
 //! generated from `<rdma/*.h>` ([`bindings`]): the `ib_device_ops` table a
 //! driver builds from a trait, and the typed handles its verbs receive, in
-//! the manner of `kernel::net::phy`. Verbs move here from `verbs/` group by
-//! group; a verb not yet in a [`device::DeviceOps`] implementation is the C
-//! table's (see [`device::OpsTable`]).
+//! the manner of `kernel::net::phy`, and the container of each device
+//! ([`vdev`]): its allocation, registration, port bindings, member slots
+//! and `.dealloc_driver`.
 
 pub(crate) mod ah;
 pub(crate) mod av;
@@ -26,6 +26,7 @@ pub(crate) mod qp_set;
 pub(crate) mod ratelimit;
 pub(crate) mod rcu;
 pub(crate) mod set;
+pub(crate) mod vdev;
 pub(crate) mod wr;
 pub(crate) mod xarray;
 

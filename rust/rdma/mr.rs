@@ -234,7 +234,7 @@ pub(crate) struct MrTable {
     #[pin]
     rkeys: XArray<Mr>,
     /// Lock "mrbond:mrs": MRs join and leave the indexes, and members come
-    /// and go, under it. Inside the vdev's `objs_lock`; only the PDs'
+    /// and go, under it. Inside the vdev's objects lock; only the PDs'
     /// locks and the members' own MR and PD verbs nest inside it.
     #[pin]
     members: Mutex<[Option<MemberDevice>; MAX_MEMBERS]>,

@@ -24,7 +24,7 @@ use super::{
     bindings,
     cm::CmRecord,
     cq::{Cq, Polling, Wc},
-    device::DeviceOps,
+    device::{Device, DeviceOps},
     irq_lock::{new_spinlock_irq, SpinLockIrq},
     qp_set::QpPaths,
     wr::{Refused, Target},
@@ -662,7 +662,7 @@ impl QpPath {
         // the path; the work is initialised, and `end` cancels it before
         // the path goes.
         unsafe {
-            bindings::mrbond_rdma_vdev_queue_cb((*self.qp.as_ptr()).device, self.fatal_work.get())
+            Device::from_raw((*self.qp.as_ptr()).device).queue_callback(self.fatal_work.get())
         };
     }
 

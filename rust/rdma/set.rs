@@ -30,7 +30,7 @@ unsafe impl<T: Sync> Send for ObjectRef<T> {}
 #[pin_data]
 pub(crate) struct ObjectSet<T> {
     /// Objects join and leave, and walks run, under this lock (named by
-    /// the owner of the set). Inside the vdev's `objs_lock`; only the
+    /// the owner of the set). Inside the vdev's objects lock; only the
     /// objects' own locks nest inside. Free slots (`None`) are reused:
     /// 6.12's `KVec` cannot remove.
     #[pin]
