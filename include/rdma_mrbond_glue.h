@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The ABI between the C glue (shim/mrbond_glue.c) and the Rust crate of
- * rdma_mrbond, with include/rdma_mrbond_vdev.h and rdma_mrbond_knobs.h.
+ * rdma_mrbond, with include/rdma_mrbond_knobs.h.
  * Only fixed-width integers, opaque pointers, NUL-terminated strings and
  * structs of them cross it. Rust's side is generated from these headers
  * (tools/abi-regen.sh writes rust/abi_generated.rs; CI checks it is fresh):
@@ -12,7 +12,6 @@
 
 #include <linux/types.h>
 
-#include "rdma_mrbond_inject.h"
 
 struct ib_device;
 
@@ -99,19 +98,6 @@ void mrbond_glue_exit(void);
 /* Schedules an evaluation of every member, now. */
 void mrbond_glue_kick(void);
 u64 mrbond_glue_now_ns(void);
-int mrbond_glue_ibdev_port_active(struct ib_device *dev);
-int mrbond_glue_ibdev_netdev_ifindex(struct ib_device *dev);
-int mrbond_glue_ibdev_is_roce(struct ib_device *dev);
-const char *mrbond_glue_ib_device_name(const struct ib_device *dev);
-/*
- * Registration references (ib_device_try_get()/ib_device_put()): held by
- * every Rust handle of a member device, so that its unregistration waits
- * for the handles, which the ib_client .remove drops. get_more takes one
- * more for a caller that already holds one.
- */
-bool mrbond_glue_ib_device_try_get(struct ib_device *dev);
-void mrbond_glue_ib_device_get_more(struct ib_device *dev);
-void mrbond_glue_ib_device_put(struct ib_device *dev);
 void mrbond_glue_netdev_state(u32 ifindex, struct mrbond_netdev_state *st);
 /* Bonding mode (BOND_MODE_*) of a bond master, or -ENODEV / -ENOTTY. */
 int mrbond_glue_bond_mode(u32 ifindex);
@@ -124,14 +110,6 @@ bool mrbond_glue_netdev_tx_bytes(u32 ifindex, u64 *tx_bytes);
 /* Copies the netdev's name into name (IFNAMSIZ); -ENODEV if none. */
 int mrbond_glue_netdev_name(u32 ifindex, char *name);
 void mrbond_glue_notify_member(const struct mrbond_bond_info *bond, u32 slot);
-/*
- * A fault-injection point that Rust passes (include/rdma_mrbond_inject.h);
- * nothing outside test builds. _any: in any context; _fail: whether the
- * caller fails, once, where it is armed.
- */
-void mrbond_glue_inject(enum mrbond_inject_point point);
-void mrbond_glue_inject_any(enum mrbond_inject_point point);
-bool mrbond_glue_inject_fail(enum mrbond_inject_point point);
 
 /* C internal: hands the registry to the netlink handlers. */
 void mrbond_netlink_set_ctx(void *ctx);

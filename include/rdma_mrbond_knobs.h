@@ -5,10 +5,9 @@
  *
  * - shim/mrbond_dcb.c wraps dcbnl (PFC), ethtool pause statistics and
  *   member RDMA hw counters for Rust; it decides nothing.
- * - shim/mrbond_sysfs_knobs.c and shim/mrbond_nl_knobs.c forward the
- *   mrbond/ecn, mrbond/pfc and members/<dev>/pfc_override sysfs files and
- *   the ECN_SET/PFC_SET netlink requests to Rust, and pack Rust's snapshot
- *   into BOND_GET replies.
+ * - shim/mrbond_nl_knobs.c forwards the ECN_SET/PFC_SET netlink requests
+ *   to Rust, and packs Rust's snapshot into BOND_GET replies (the sysfs
+ *   files are Rust's: rust/sysfs.rs, rust/knobs/sysfs.rs).
  */
 #ifndef _RDMA_MRBOND_KNOBS_H
 #define _RDMA_MRBOND_KNOBS_H
@@ -39,16 +38,6 @@ struct attribute_group;
 #define MRBOND_HW_COUNTER_MAX 4
 /* Distinct knob statuses one member can show. */
 #define MRBOND_KNOB_GROUPS 4
-
-/* sysfs attribute ids: 0..MRBOND_KNOB_ECN_COUNT-1 are ecn/<knob>. */
-enum mrbond_knob_attr {
-	MRBOND_KNOB_ATTR_ECN_STATUS = 32,
-	MRBOND_KNOB_ATTR_ECN_COUNTERS,
-	MRBOND_KNOB_ATTR_PFC_ENABLE,
-	MRBOND_KNOB_ATTR_PFC_STATUS,
-	MRBOND_KNOB_ATTR_PFC_COUNTERS,
-	MRBOND_KNOB_ATTR_PFC_OVERRIDE,	/* members/<dev>/ */
-};
 
 /* struct ieee_pfc, field by field. */
 struct mrbond_pfc {
@@ -135,14 +124,6 @@ u32 mrbond_glue_ibdev_hw_counters(struct ib_device *dev,
 
 /* ---- C internal ---- */
 
-/* shim/mrbond_sysfs_knobs.c: mrbond/ecn/, mrbond/pfc/, members/<dev>/. */
-extern const struct attribute_group mrbond_ecn_group;
-extern const struct attribute_group mrbond_pfc_group;
-extern const struct attribute_group mrbond_member_knobs_group;
-/* shim/mrbond_sysfs.c: what a mrbond/ or members/<dev>/ kobject stands for. */
-void *mrbond_sysfs_kobj_bond(struct kobject *kobj);
-u32 mrbond_sysfs_kobj_slot(struct kobject *kobj);
-
 /*
  * Room for one BOND_GET message: a bond with 16 members, each with its knob
  * status, override and counters (about 300 bytes a member, plus 16 PFC
@@ -192,12 +173,5 @@ int mrbond_rs_pfc_set(void *ctx, const struct mrbond_pfc_spec *spec,
 		      const char **extack);
 int mrbond_rs_knobs_info(void *ctx, const char *name,
 			 struct mrbond_knobs_info *info);
-ssize_t mrbond_rs_knob_attr_show(void *bond, u32 attr, char *buf);
-int mrbond_rs_knob_attr_store(void *bond, u32 attr, const char *buf,
-			      size_t len);
-ssize_t mrbond_rs_member_knob_attr_show(void *bond, u32 slot, u32 attr,
-					char *buf);
-int mrbond_rs_member_knob_attr_store(void *bond, u32 slot, u32 attr,
-				     const char *buf, size_t len);
 
 #endif /* _RDMA_MRBOND_KNOBS_H */

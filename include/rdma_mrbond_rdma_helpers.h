@@ -2,7 +2,7 @@
 /*
  * What the Rust RDMA abstractions (rust/rdma/) call that has no symbol of
  * its own: static inlines and macros, wrapped as the kernel crate's
- * rust/helpers/ do, and the driver's sysfs tables.
+ * rust/helpers/ do.
  */
 #ifndef _RDMA_MRBOND_RDMA_HELPERS_H
 #define _RDMA_MRBOND_RDMA_HELPERS_H
@@ -12,7 +12,6 @@
 #include <linux/workqueue_types.h>
 #include <rdma/ib_verbs.h>
 
-#include "rdma_mrbond_vdev.h"
 
 /*
  * The vdev's reserved local DMA lkey (IBK_LOCAL_DMA_LKEY): index 0, never
@@ -21,13 +20,13 @@
 #define MRBOND_RDMA_LOCAL_DMA_LKEY	0U
 
 /* The SGEs of a WR the vdev takes: the room of its member copy. */
-#define MRBOND_RDMA_MAX_SGE	MRBOND_MAX_SGE
+#define MRBOND_RDMA_MAX_SGE	16
 
 struct net_device;
 struct xarray;
 
-/* A vdev's ports (MRBOND_MAX_PORTS), for the Rust side's tables. */
-#define MRBOND_RDMA_MAX_PORTS	MRBOND_MAX_PORTS
+/* A vdev's most ports: in rail mode member slot i is port i + 1. */
+#define MRBOND_RDMA_MAX_PORTS	16
 
 /* The most TCP ports of the cm_ports module parameter. */
 #define MRBOND_RDMA_CM_PORTS_MAX	8
@@ -59,6 +58,7 @@ struct mrbond_rdma_recv {
 /* dev_put(): drops the reference ib_device_get_netdev() took. */
 void mrbond_rdma_dev_put(struct net_device *ndev);
 /* READ_ONCE(ndev->mtu): net_device is opaque to the kernel crate. */
+int mrbond_rdma_netdev_ifindex(const struct net_device *ndev);
 unsigned int mrbond_rdma_netdev_mtu(const struct net_device *ndev);
 /* ether_addr_copy(mac, ndev->dev_addr), for the same reason. */
 void mrbond_rdma_netdev_mac(const struct net_device *ndev, u8 *mac);
@@ -143,18 +143,7 @@ struct workqueue_struct *mrbond_rdma_alloc_ordered_wq(const char *name);
 struct net_device *mrbond_rdma_dev_get_by_index(int ifindex);
 void mrbond_rdma_mark_name_assigned_by_user(struct ib_device *ibdev);
 
-/*
- * The driver's sysfs directories (shim/mrbond_sysfs.c): <dev>/mrbond/ with
- * its members/, and members/<name>/ for member slot. Each show and store
- * is forwarded to Rust with data, which must outlive the directory. Both
- * return the directory or an ERR_PTR. mrbond_rdma_sysfs_del() removes one
- * (a device directory after its members'), waiting for running show/store:
- * never call it from one, nor with a lock one takes.
- */
-struct kobject *mrbond_rdma_sysfs_device_add(struct kobject *dev_kobj,
-					     void *data);
-struct kobject *mrbond_rdma_sysfs_member_add(struct kobject *device_dir,
-					     u32 slot, const char *name);
-void mrbond_rdma_sysfs_del(struct kobject *dir);
+/* Waits ms: sleeps where the context may (preemptible()), spins where not. */
+void mrbond_rdma_wait_ms(unsigned int ms);
 
 #endif /* _RDMA_MRBOND_RDMA_HELPERS_H */

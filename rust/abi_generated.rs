@@ -5,8 +5,6 @@
 
 pub const MRBOND_NAME_MAX: u32 = 64;
 pub const MRBOND_MAX_MEMBERS: u32 = 16;
-pub const MRBOND_MAX_PORTS: u32 = 16;
-pub const MRBOND_MAX_SGE: u32 = 16;
 pub const MRBOND_KNOB_ECN_COUNT: u32 = 20;
 pub const MRBOND_KNOB_PFC_ENABLE: u32 = 20;
 pub const MRBOND_COUNTER_MAX: u32 = 22;
@@ -21,19 +19,6 @@ pub type u16_ = __u16;
 pub type u32_ = __u32;
 pub type u64_ = __u64;
 pub type bool_ = bool;
-pub const MRBOND_INJECT_DETACH_QP: mrbond_inject_point = 0;
-pub const MRBOND_INJECT_MAP_MR_SG: mrbond_inject_point = 1;
-pub const MRBOND_INJECT_CM_LISTEN: mrbond_inject_point = 2;
-pub const MRBOND_INJECT_ATTACH_FAIL: mrbond_inject_point = 3;
-pub const MRBOND_INJECT_CM_REQ_IN: mrbond_inject_point = 4;
-pub const MRBOND_INJECT_GSI_REQ_OUT: mrbond_inject_point = 5;
-pub const MRBOND_INJECT_MEMBER_FAIL: mrbond_inject_point = 6;
-pub const MRBOND_INJECT_ALLOC_MR: mrbond_inject_point = 7;
-pub const MRBOND_INJECT_CQ_DESTROY: mrbond_inject_point = 8;
-pub const MRBOND_INJECT_CQ_KICK_WORK: mrbond_inject_point = 9;
-pub const MRBOND_INJECT_QP_FATAL_WORK: mrbond_inject_point = 10;
-pub const MRBOND_INJECT_NR: mrbond_inject_point = 11;
-pub type mrbond_inject_point = ffi::c_uint;
 #[repr(C)]
 #[derive(Debug)]
 pub struct ib_device {
@@ -280,27 +265,6 @@ extern "C" {
     pub fn mrbond_glue_now_ns() -> u64_;
 }
 extern "C" {
-    pub fn mrbond_glue_ibdev_port_active(dev: *mut ib_device) -> ffi::c_int;
-}
-extern "C" {
-    pub fn mrbond_glue_ibdev_netdev_ifindex(dev: *mut ib_device) -> ffi::c_int;
-}
-extern "C" {
-    pub fn mrbond_glue_ibdev_is_roce(dev: *mut ib_device) -> ffi::c_int;
-}
-extern "C" {
-    pub fn mrbond_glue_ib_device_name(dev: *const ib_device) -> *const ffi::c_char;
-}
-extern "C" {
-    pub fn mrbond_glue_ib_device_try_get(dev: *mut ib_device) -> bool_;
-}
-extern "C" {
-    pub fn mrbond_glue_ib_device_get_more(dev: *mut ib_device);
-}
-extern "C" {
-    pub fn mrbond_glue_ib_device_put(dev: *mut ib_device);
-}
-extern "C" {
     pub fn mrbond_glue_netdev_state(ifindex: u32_, st: *mut mrbond_netdev_state);
 }
 extern "C" {
@@ -321,53 +285,11 @@ extern "C" {
 extern "C" {
     pub fn mrbond_glue_notify_member(bond: *const mrbond_bond_info, slot: u32_);
 }
-extern "C" {
-    pub fn mrbond_glue_inject(point: mrbond_inject_point);
-}
-extern "C" {
-    pub fn mrbond_glue_inject_any(point: mrbond_inject_point);
-}
-extern "C" {
-    pub fn mrbond_glue_inject_fail(point: mrbond_inject_point) -> bool_;
-}
-pub const MRBOND_BOND_ATTR_MODE: mrbond_bond_attr = 0;
-pub const MRBOND_BOND_ATTR_POLICY: mrbond_bond_attr = 1;
-pub const MRBOND_BOND_ATTR_MEMBERS: mrbond_bond_attr = 2;
-pub const MRBOND_BOND_ATTR_USABLE: mrbond_bond_attr = 3;
-pub const MRBOND_BOND_ATTR_LACP_SOURCE: mrbond_bond_attr = 4;
-pub const MRBOND_BOND_ATTR_SPEED: mrbond_bond_attr = 5;
-pub const MRBOND_BOND_ATTR_MAX: mrbond_bond_attr = 6;
-pub type mrbond_bond_attr = ffi::c_uint;
-pub const MRBOND_MEMBER_ATTR_NETDEV: mrbond_member_attr = 0;
-pub const MRBOND_MEMBER_ATTR_STATE: mrbond_member_attr = 1;
-pub const MRBOND_MEMBER_ATTR_REASON: mrbond_member_attr = 2;
-pub const MRBOND_MEMBER_ATTR_WEIGHT: mrbond_member_attr = 3;
-pub const MRBOND_MEMBER_ATTR_ADMIN: mrbond_member_attr = 4;
-pub const MRBOND_MEMBER_ATTR_QPS: mrbond_member_attr = 5;
-pub const MRBOND_MEMBER_ATTR_OUTSTANDING: mrbond_member_attr = 6;
-pub const MRBOND_MEMBER_ATTR_TRANSITIONS: mrbond_member_attr = 7;
-pub const MRBOND_MEMBER_ATTR_LACP: mrbond_member_attr = 8;
-pub const MRBOND_MEMBER_ATTR_UTILISATION: mrbond_member_attr = 9;
-pub const MRBOND_MEMBER_ATTR_CAPACITY: mrbond_member_attr = 10;
-pub const MRBOND_MEMBER_ATTR_MAX: mrbond_member_attr = 11;
-pub type mrbond_member_attr = ffi::c_uint;
-#[repr(C)]
-#[derive(Debug)]
-pub struct kobject {
-    _unused: [u8; 0],
-}
 #[repr(C)]
 #[derive(Debug)]
 pub struct nlattr {
     _unused: [u8; 0],
 }
-pub const MRBOND_KNOB_ATTR_ECN_STATUS: mrbond_knob_attr = 32;
-pub const MRBOND_KNOB_ATTR_ECN_COUNTERS: mrbond_knob_attr = 33;
-pub const MRBOND_KNOB_ATTR_PFC_ENABLE: mrbond_knob_attr = 34;
-pub const MRBOND_KNOB_ATTR_PFC_STATUS: mrbond_knob_attr = 35;
-pub const MRBOND_KNOB_ATTR_PFC_COUNTERS: mrbond_knob_attr = 36;
-pub const MRBOND_KNOB_ATTR_PFC_OVERRIDE: mrbond_knob_attr = 37;
-pub type mrbond_knob_attr = ffi::c_uint;
 #[repr(C)]
 #[derive(Default, Copy, Clone)]
 pub struct mrbond_pfc {
@@ -607,12 +529,6 @@ extern "C" {
         n: u32_,
         values: *mut u64_,
     ) -> u32_;
-}
-extern "C" {
-    pub fn mrbond_sysfs_kobj_bond(kobj: *mut kobject) -> *mut ffi::c_void;
-}
-extern "C" {
-    pub fn mrbond_sysfs_kobj_slot(kobj: *mut kobject) -> u32_;
 }
 pub type mrbond_nl_member_fill = ::core::option::Option<
     unsafe extern "C" fn(tb: *mut *mut nlattr, i: u32_, dst: *mut ffi::c_void),

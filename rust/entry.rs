@@ -13,16 +13,9 @@ use kernel::{
     ffi::{c_char, c_int},
     prelude::*,
     str::CStr,
-    sync::{Arc, ArcBorrow},
-    types::ForeignOwnable,
 };
 
-use crate::{
-    bond::Bond, ffi::*, rdma::device::OpsTable, registry::Registry, vdev_verbs::VdevVerbs,
-};
-
-/// What sysfs hands a show callback (`PAGE_SIZE`).
-const SYSFS_BUF_LEN: usize = 4096;
+use crate::{ffi::*, rdma::device::OpsTable, registry::Registry, vdev_verbs::VdevVerbs};
 
 /// The glue's context is the registry: `registry()` casts it back.
 impl GlueContext for Registry {}
@@ -37,17 +30,6 @@ unsafe fn registry<'a>(ctx: *mut c_void) -> &'a Registry {
     unsafe { &*ctx.cast::<Registry>() }
 }
 
-/// Borrows the bond a vdev callback passes back.
-///
-/// # Safety
-///
-/// `bond` must be the driver data of a vdev (`Vdev::alloc`) whose
-/// `.dealloc_driver` has not yet released it.
-unsafe fn bond<'a>(bond: *mut c_void) -> ArcBorrow<'a, Bond> {
-    // SAFETY: the vdev still owns its reference, as the caller guarantees.
-    unsafe { <Arc<Bond> as ForeignOwnable>::borrow(bond) }
-}
-
 /// A C string argument as a byte slice without its NUL.
 ///
 /// # Safety
@@ -56,26 +38,6 @@ unsafe fn bond<'a>(bond: *mut c_void) -> ArcBorrow<'a, Bond> {
 unsafe fn c_bytes<'a>(s: *const c_char) -> &'a [u8] {
     // SAFETY: guaranteed by the caller.
     unsafe { CStr::from_char_ptr(s) }.as_bytes()
-}
-
-/// The bytes a sysfs store was handed.
-///
-/// # Safety
-///
-/// `buf` must be readable for `len` bytes for `'a` (the store's buffer).
-unsafe fn sysfs_input<'a>(buf: *const c_char, len: usize) -> &'a [u8] {
-    // SAFETY: guaranteed by the caller.
-    unsafe { core::slice::from_raw_parts(buf.cast::<u8>(), len) }
-}
-
-/// A sysfs page as a writable slice.
-///
-/// # Safety
-///
-/// `buf` must be sysfs's `PAGE_SIZE` buffer of the current callback.
-unsafe fn sysfs_page<'a>(buf: *mut c_char) -> &'a mut [u8] {
-    // SAFETY: guaranteed by the caller.
-    unsafe { core::slice::from_raw_parts_mut(buf.cast::<u8>(), SYSFS_BUF_LEN) }
 }
 
 /// Stores a static extack message for the netlink glue.
@@ -315,74 +277,6 @@ pub(crate) static VDEV_OPS: OpsTable<VdevVerbs> = OpsTable::new(
     unsafe { __this_module.get() },
 );
 
-/// sysfs show of a bond attribute.
-///
-/// # Safety
-///
-/// Called by `mrbond_sysfs.c` with a live vdev's bond and the sysfs page.
-#[no_mangle]
-pub(crate) unsafe extern "C" fn mrbond_rs_bond_attr_show(
-    bond_ptr: *mut c_void,
-    attr: u32,
-    buf: *mut c_char,
-) -> isize {
-    // SAFETY: as the caller guarantees.
-    let (bond, page) = unsafe { (bond(bond_ptr), sysfs_page(buf)) };
-    crate::sysfs::bond_show(&bond, attr, page)
-}
-
-/// sysfs store of a bond attribute.
-///
-/// # Safety
-///
-/// Called by `mrbond_sysfs.c` with a live vdev's bond and `len` readable bytes.
-#[no_mangle]
-pub(crate) unsafe extern "C" fn mrbond_rs_bond_attr_store(
-    bond_ptr: *mut c_void,
-    attr: u32,
-    buf: *const c_char,
-    len: usize,
-) -> c_int {
-    // SAFETY: as the caller guarantees.
-    let (bond, input) = unsafe { (bond(bond_ptr), sysfs_input(buf, len)) };
-    crate::sysfs::bond_store(&bond, attr, input)
-}
-
-/// sysfs show of a member attribute.
-///
-/// # Safety
-///
-/// Called by `mrbond_sysfs.c` with a live vdev's bond and the sysfs page.
-#[no_mangle]
-pub(crate) unsafe extern "C" fn mrbond_rs_member_attr_show(
-    bond_ptr: *mut c_void,
-    slot: u32,
-    attr: u32,
-    buf: *mut c_char,
-) -> isize {
-    // SAFETY: as the caller guarantees.
-    let (bond, page) = unsafe { (bond(bond_ptr), sysfs_page(buf)) };
-    crate::sysfs::member_show(&bond, slot, attr, page)
-}
-
-/// sysfs store of a member attribute.
-///
-/// # Safety
-///
-/// Called by `mrbond_sysfs.c` with a live vdev's bond and `len` readable bytes.
-#[no_mangle]
-pub(crate) unsafe extern "C" fn mrbond_rs_member_attr_store(
-    bond_ptr: *mut c_void,
-    slot: u32,
-    attr: u32,
-    buf: *const c_char,
-    len: usize,
-) -> c_int {
-    // SAFETY: as the caller guarantees.
-    let (bond, input) = unsafe { (bond(bond_ptr), sysfs_input(buf, len)) };
-    crate::sysfs::member_store(&bond, slot, attr, input)
-}
-
 /// `.remove` of one of our own vdevs: the RDMA core unregisters it (e.g.
 /// `rdma link del`); forget its bond.
 ///
@@ -423,74 +317,4 @@ pub(crate) unsafe extern "C" fn mrbond_rs_knobs_info(
         Ok(()) => 0,
         Err(e) => e.to_errno(),
     }
-}
-
-/// sysfs show of `mrbond/ecn/*` and `mrbond/pfc/*`.
-///
-/// # Safety
-///
-/// Called by `mrbond_sysfs_knobs.c` with a live vdev's bond and the sysfs page.
-#[no_mangle]
-pub(crate) unsafe extern "C" fn mrbond_rs_knob_attr_show(
-    bond_ptr: *mut c_void,
-    attr: u32,
-    buf: *mut c_char,
-) -> isize {
-    // SAFETY: as the caller guarantees.
-    let (bond, page) = unsafe { (bond(bond_ptr), sysfs_page(buf)) };
-    crate::knobs::sysfs::bond_show(&bond, attr, page)
-}
-
-/// sysfs store of `mrbond/ecn/*` and `mrbond/pfc/*`.
-///
-/// # Safety
-///
-/// Called by `mrbond_sysfs_knobs.c` with a live vdev's bond and `len`
-/// readable bytes.
-#[no_mangle]
-pub(crate) unsafe extern "C" fn mrbond_rs_knob_attr_store(
-    bond_ptr: *mut c_void,
-    attr: u32,
-    buf: *const c_char,
-    len: usize,
-) -> c_int {
-    // SAFETY: as the caller guarantees.
-    let (bond, input) = unsafe { (bond(bond_ptr), sysfs_input(buf, len)) };
-    crate::knobs::sysfs::bond_store(&bond, attr, input)
-}
-
-/// sysfs show of `members/<dev>/pfc_override`.
-///
-/// # Safety
-///
-/// Called by `mrbond_sysfs_knobs.c` with a live vdev's bond and the sysfs page.
-#[no_mangle]
-pub(crate) unsafe extern "C" fn mrbond_rs_member_knob_attr_show(
-    bond_ptr: *mut c_void,
-    slot: u32,
-    attr: u32,
-    buf: *mut c_char,
-) -> isize {
-    // SAFETY: as the caller guarantees.
-    let (bond, page) = unsafe { (bond(bond_ptr), sysfs_page(buf)) };
-    crate::knobs::sysfs::member_show(&bond, slot, attr, page)
-}
-
-/// sysfs store of `members/<dev>/pfc_override`.
-///
-/// # Safety
-///
-/// Called by `mrbond_sysfs_knobs.c` with a live vdev's bond and `len`
-/// readable bytes.
-#[no_mangle]
-pub(crate) unsafe extern "C" fn mrbond_rs_member_knob_attr_store(
-    bond_ptr: *mut c_void,
-    slot: u32,
-    attr: u32,
-    buf: *const c_char,
-    len: usize,
-) -> c_int {
-    // SAFETY: as the caller guarantees.
-    let (bond, input) = unsafe { (bond(bond_ptr), sysfs_input(buf, len)) };
-    crate::knobs::sysfs::member_store(&bond, slot, attr, input)
 }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Rust -> C: the boundary with the C side (`include/rdma_mrbond_glue.h`,
-//! `include/rdma_mrbond_vdev.h`, `include/rdma_mrbond_knobs.h`).
+//! `include/rdma_mrbond_knobs.h`).
 //!
 //! The glue's prototypes and the ABI structs (generated from the headers:
 //! `abi_generated.rs`) and safe wrappers around the C objects; the C -> Rust
@@ -13,8 +13,10 @@ use kernel::{error::to_result, ffi::c_int, prelude::*, str::CStr, sync::Arc};
 
 use crate::{
     bond::Bond,
+    inject::{inject, inject_fail, Inject},
     policy::caps::{self, DeviceCaps, Limit},
     policy::congestion::Errno,
+    rdma::bindings as rdma,
     rdma::vdev::{DeviceHold, OwnedDevice},
     vdev_verbs::VdevVerbs,
 };
@@ -24,9 +26,8 @@ pub(crate) const NAME_MAX: usize = abi::MRBOND_NAME_MAX as usize;
 /// `MRBOND_MAX_MEMBERS`, which the policy core has as its own.
 pub(crate) const MAX_MEMBERS: usize = abi::MRBOND_MAX_MEMBERS as usize;
 const _: () = assert!(MAX_MEMBERS == crate::policy::MAX_MEMBERS);
-/// The most SGEs a post may carry: the verbs proxy translates the list on
-/// its stack.
-pub(crate) const MAX_SGE: u32 = abi::MRBOND_MAX_SGE;
+/// The most SGEs a post may carry: the room of the member's copy of a WR.
+pub(crate) const MAX_SGE: u32 = crate::rdma::bindings::MRBOND_RDMA_MAX_SGE;
 
 /// The C side of the ABI, generated from its headers by `tools/abi-regen.sh`
 /// (with compile-time layout assertions): no struct shared with C is written
@@ -47,23 +48,6 @@ mod abi {
 
 /// The C glue's functions (see the headers), as `glue::...`.
 use abi as glue;
-
-/// Which file of `/sys/class/infiniband/<bond>/mrbond/` a show or store is
-/// for (`enum mrbond_bond_attr`, `enum mrbond_member_attr`).
-pub(crate) mod sysfs_attr {
-    pub(crate) use super::abi::{
-        MRBOND_BOND_ATTR_LACP_SOURCE as BOND_LACP_SOURCE, MRBOND_BOND_ATTR_MEMBERS as BOND_MEMBERS,
-        MRBOND_BOND_ATTR_MODE as BOND_MODE, MRBOND_BOND_ATTR_POLICY as BOND_POLICY,
-        MRBOND_BOND_ATTR_SPEED as BOND_SPEED, MRBOND_BOND_ATTR_USABLE as BOND_USABLE,
-        MRBOND_MEMBER_ATTR_ADMIN as MEMBER_ADMIN, MRBOND_MEMBER_ATTR_CAPACITY as MEMBER_CAPACITY,
-        MRBOND_MEMBER_ATTR_LACP as MEMBER_LACP, MRBOND_MEMBER_ATTR_NETDEV as MEMBER_NETDEV,
-        MRBOND_MEMBER_ATTR_OUTSTANDING as MEMBER_OUTSTANDING, MRBOND_MEMBER_ATTR_QPS as MEMBER_QPS,
-        MRBOND_MEMBER_ATTR_REASON as MEMBER_REASON, MRBOND_MEMBER_ATTR_STATE as MEMBER_STATE,
-        MRBOND_MEMBER_ATTR_TRANSITIONS as MEMBER_TRANSITIONS,
-        MRBOND_MEMBER_ATTR_UTILISATION as MEMBER_UTILISATION,
-        MRBOND_MEMBER_ATTR_WEIGHT as MEMBER_WEIGHT,
-    };
-}
 
 /// `struct ib_device`, whose layout Rust never looks into.
 pub(crate) type RawIbDevice = abi::ib_device;
@@ -138,73 +122,91 @@ pub(crate) fn kick() {
     unsafe { glue::mrbond_glue_kick() }
 }
 
-/// The fault-injection points Rust passes (`include/rdma_mrbond_inject.h`):
-/// in test builds an armed point widens a race window once; in others it
-/// does nothing.
-#[derive(Clone, Copy)]
-pub(crate) enum Inject {
-    /// `map_mr_sg`: the member MR read, not yet mapped.
-    MapMrSg,
-    /// `alloc_mr`: the member chosen, its MR not yet allocated.
-    AllocMr,
-    /// `destroy_cq`: called, the CQ still where a detach kicks it.
-    CqDestroy,
-    /// A CQ's callback work: running, its CQ not yet read.
-    CqKickWork,
-    /// A member's detach: a member QP taken from its path, not yet
-    /// destroyed.
-    DetachQp,
-    /// A QP's `IB_EVENT_QP_FATAL` work: running, its QP not yet read.
-    QpFatalWork,
-    /// A member's attach fails (`EIO`), once.
-    AttachFail,
-    /// A member's failure: its QPs not yet moved to ERR.
-    MemberFail,
-    /// A CM REQ's send work of QP1: before it picks the member.
-    GsiReqOut,
-    /// A member's REQ handler: before it hands the REQ to QP1.
-    CmReqIn,
-    /// A member's attach: one of its REQ listeners just went live.
-    CmListen,
+/// Sleeps `ms` milliseconds. Process context.
+pub(crate) fn sleep_ms(ms: u32) {
+    // SAFETY: callable in process context.
+    unsafe { kernel::bindings::msleep(ms) }
 }
 
-impl Inject {
-    fn raw(self) -> abi::mrbond_inject_point {
-        match self {
-            Self::MapMrSg => abi::MRBOND_INJECT_MAP_MR_SG,
-            Self::AllocMr => abi::MRBOND_INJECT_ALLOC_MR,
-            Self::CqDestroy => abi::MRBOND_INJECT_CQ_DESTROY,
-            Self::CqKickWork => abi::MRBOND_INJECT_CQ_KICK_WORK,
-            Self::DetachQp => abi::MRBOND_INJECT_DETACH_QP,
-            Self::QpFatalWork => abi::MRBOND_INJECT_QP_FATAL_WORK,
-            Self::AttachFail => abi::MRBOND_INJECT_ATTACH_FAIL,
-            Self::MemberFail => abi::MRBOND_INJECT_MEMBER_FAIL,
-            Self::GsiReqOut => abi::MRBOND_INJECT_GSI_REQ_OUT,
-            Self::CmReqIn => abi::MRBOND_INJECT_CM_REQ_IN,
-            Self::CmListen => abi::MRBOND_INJECT_CM_LISTEN,
+/// Waits `ms` milliseconds: sleeps where the context may, spins where not.
+pub(crate) fn wait_ms_any_context(ms: u32) {
+    // SAFETY: callable in any context.
+    unsafe { rdma::mrbond_rdma_wait_ms(ms) }
+}
+
+/// A debugfs directory, removed with everything in it when the handle made
+/// by [`DebugfsDir::new`] drops. debugfs failures are ignored, as its API
+/// asks: a test build without debugfs just has no files.
+///
+/// # Invariants
+///
+/// `dentry` is a debugfs dentry, an error pointer or NULL; `owned` handles
+/// remove it on drop, and outlive the handles of its subdirectories.
+pub(crate) struct DebugfsDir {
+    dentry: *mut kernel::bindings::dentry,
+    owned: bool,
+}
+
+// SAFETY: debugfs is internally synchronised; the handle only removes.
+unsafe impl Send for DebugfsDir {}
+// SAFETY: every method takes `&self` and is safe to call concurrently.
+unsafe impl Sync for DebugfsDir {}
+
+impl DebugfsDir {
+    /// Directory `name` at the debugfs root.
+    pub(crate) fn new(name: &'static core::ffi::CStr) -> Self {
+        // SAFETY: `name` is NUL-terminated; NULL parent: the root.
+        let dentry =
+            unsafe { rdma::debugfs_create_dir(name.as_ptr().cast(), core::ptr::null_mut()) };
+        // INVARIANT: a dentry or an error pointer, removed on drop.
+        Self {
+            dentry,
+            owned: true,
         }
     }
-}
 
-/// Passes `point`, sleeping if it is armed. Process context.
-pub(crate) fn inject(point: Inject) {
-    // SAFETY: callable in process context with any point.
-    unsafe { glue::mrbond_glue_inject(point.raw()) }
-}
-
-/// `EIO` once where `point` is armed to fail. Process context.
-pub(crate) fn inject_fail(point: Inject) -> Result {
-    // SAFETY: callable in process context with any point.
-    if unsafe { glue::mrbond_glue_inject_fail(point.raw()) } {
-        return Err(EIO);
+    /// Subdirectory `name`, removed with this one.
+    pub(crate) fn subdir(&self, name: &'static core::ffi::CStr) -> Self {
+        // SAFETY: `name` is NUL-terminated; debugfs takes an error
+        // pointer as a parent and returns one.
+        let dentry = unsafe { rdma::debugfs_create_dir(name.as_ptr().cast(), self.dentry) };
+        // INVARIANT: removed with its parent, which outlives this handle.
+        Self {
+            dentry,
+            owned: false,
+        }
     }
-    Ok(())
+
+    /// File `name` that reads and writes `value` (removed with the
+    /// directory, before the static goes).
+    pub(crate) fn atomic_file(
+        &self,
+        name: &'static core::ffi::CStr,
+        mode: u16,
+        value: &'static core::sync::atomic::AtomicI32,
+    ) {
+        // SAFETY: `name` is NUL-terminated; an `AtomicI32` has the layout of
+        // an `atomic_t`, which C reads and writes atomically, and lives for
+        // the module's lifetime.
+        unsafe {
+            rdma::debugfs_create_atomic_t(
+                name.as_ptr().cast(),
+                mode,
+                self.dentry,
+                value.as_ptr().cast(),
+            )
+        };
+    }
 }
 
-/// Passes `point` in any context: busy-waits where it may not sleep.
-pub(crate) fn inject_any(point: Inject) {
-    // SAFETY: callable in any context with any point.
-    unsafe { glue::mrbond_glue_inject_any(point.raw()) }
+impl Drop for DebugfsDir {
+    fn drop(&mut self) {
+        if self.owned {
+            // SAFETY: by the invariant ours to remove; NULL and error
+            // pointers are no-ops.
+            unsafe { rdma::debugfs_remove(self.dentry) };
+        }
+    }
 }
 
 /// The record of an RC QP's connection exchange (`rdma::cm::CmRecord`), as
@@ -307,7 +309,7 @@ unsafe impl Send for IbDevice {}
 impl Drop for IbDevice {
     fn drop(&mut self) {
         // SAFETY: by the invariant this handle holds one reference.
-        unsafe { glue::mrbond_glue_ib_device_put(self.raw()) }
+        unsafe { rdma::ib_device_put(self.rdma()) }
     }
 }
 
@@ -321,15 +323,16 @@ impl IbDevice {
     /// passed to `.add`, before the matching `.remove` returned.
     pub(crate) unsafe fn hold(ptr: NonNull<RawIbDevice>) -> Option<Self> {
         // SAFETY: the caller guarantees the device is alive.
-        let held = unsafe { glue::mrbond_glue_ib_device_try_get(ptr.as_ptr()) };
+        let held = unsafe { rdma::mrbond_rdma_device_try_get(ptr.as_ptr().cast()) };
         // INVARIANT: the registration reference was just taken.
         held.then_some(Self { ptr })
     }
 
     /// Another handle to the same device, with a reference of its own.
     pub(crate) fn duplicate(&self) -> Self {
-        // SAFETY: `self` holds a reference, so the count cannot be zero.
-        unsafe { glue::mrbond_glue_ib_device_get_more(self.raw()) };
+        // SAFETY: `self` holds a reference, so the count cannot be zero
+        // and the device is allocated.
+        unsafe { kernel::bindings::refcount_inc(&raw mut (*self.rdma()).refcount) };
         // INVARIANT: the reference was just taken.
         Self { ptr: self.ptr }
     }
@@ -343,11 +346,21 @@ impl IbDevice {
         self.ptr.as_ptr()
     }
 
+    /// The device as the RDMA bindings name it.
+    fn rdma(&self) -> *mut rdma::ib_device {
+        self.raw().cast()
+    }
+
     /// The device's name, e.g. `rxe0`.
     pub(crate) fn name(&self) -> &CStr {
         // SAFETY: by the invariant the device is registered; its name is a
-        // NUL-terminated string it owns.
-        unsafe { CStr::from_char_ptr(glue::mrbond_glue_ib_device_name(self.raw())) }
+        // NUL-terminated array it owns.
+        unsafe { CStr::from_char_ptr((*self.rdma()).name.as_ptr()) }
+    }
+
+    /// The first port (`rdma_start_port()`: 0 only on a switch).
+    fn start_port(&self) -> u32 {
+        u32::from(self.core().is_switch() == 0)
     }
 
     /// The RDMA core's own view of the device (`crate::rdma::bindings`).
@@ -365,14 +378,26 @@ impl IbDevice {
 
     /// Whether port 1 is `IB_PORT_ACTIVE` (cached state: no RTNL).
     pub(crate) fn port_active(&self) -> bool {
-        // SAFETY: by the invariant the device is registered.
-        unsafe { glue::mrbond_glue_ibdev_port_active(self.raw()) != 0 }
+        let mut state = rdma::ib_port_state_IB_PORT_NOP;
+        // SAFETY: by the invariant the device is registered; `state` is
+        // valid for the call.
+        let ret =
+            unsafe { rdma::ib_get_cached_port_state(self.rdma(), self.start_port(), &mut state) };
+        ret == 0 && state == rdma::ib_port_state_IB_PORT_ACTIVE
     }
 
     /// Ifindex of port 1's netdev, 0 if none.
     pub(crate) fn netdev_ifindex(&self) -> u32 {
-        // SAFETY: by the invariant the device is registered.
-        let ifindex = unsafe { glue::mrbond_glue_ibdev_netdev_ifindex(self.raw()) };
+        // SAFETY: by the invariant the device is registered; the netdev
+        // comes with a reference, or NULL.
+        let ndev = unsafe { rdma::ib_device_get_netdev(self.rdma(), self.start_port()) };
+        if ndev.is_null() {
+            return 0;
+        }
+        // SAFETY: held until the put.
+        let ifindex = unsafe { rdma::mrbond_rdma_netdev_ifindex(ndev) };
+        // SAFETY: the reference `ib_device_get_netdev()` took.
+        unsafe { rdma::mrbond_rdma_dev_put(ndev) };
         u32::try_from(ifindex).unwrap_or(0)
     }
 
@@ -420,8 +445,15 @@ impl IbDevice {
 
     /// Whether the device speaks RoCE.
     pub(crate) fn is_roce(&self) -> bool {
-        // SAFETY: by the invariant the device is registered.
-        unsafe { glue::mrbond_glue_ibdev_is_roce(self.raw()) != 0 }
+        // rdma_protocol_roce(), a static inline.
+        let roce = rdma::RDMA_CORE_CAP_PROT_ROCE | rdma::RDMA_CORE_CAP_PROT_ROCE_UDP_ENCAP;
+        let Ok(port) = usize::try_from(self.start_port()) else {
+            return false;
+        };
+        // SAFETY: by the invariant the device is registered, so its port
+        // data (indexed by port number) is allocated and immutable.
+        let flags = unsafe { (*self.core().port_data.add(port)).immutable.core_cap_flags };
+        flags & roce != 0
     }
 }
 
@@ -433,7 +465,14 @@ impl Vdev {
     /// Allocates an unregistered vdev that owns `bond`, the driver data its
     /// verbs and callbacks borrow, until its `.dealloc_driver`.
     pub(crate) fn alloc(bond: Arc<Bond>, nports: u32, guid: u64) -> Result<Self> {
-        OwnedDevice::new(&crate::entry::VDEV_OPS, bond, nports, guid).map(Self)
+        OwnedDevice::new(
+            &crate::entry::VDEV_OPS,
+            &crate::sysfs::LAYOUT,
+            bond,
+            nports,
+            guid,
+        )
+        .map(Self)
     }
 
     /// Binds 1-based `port` to the netdev `ifindex` (0 unbinds).
@@ -578,15 +617,6 @@ impl VdevRef {
 pub(crate) const KNOB_ECN_COUNT: usize = abi::MRBOND_KNOB_ECN_COUNT as usize;
 /// `MRBOND_HW_COUNTER_MAX`: the first counters, read from member hw counters.
 pub(crate) const HW_COUNTER_MAX: usize = abi::MRBOND_HW_COUNTER_MAX as usize;
-
-/// `enum mrbond_knob_attr`: sysfs ids besides the ECN knobs' own ids.
-pub(crate) mod knob_attr {
-    pub(crate) use super::abi::{
-        MRBOND_KNOB_ATTR_ECN_COUNTERS as ECN_COUNTERS, MRBOND_KNOB_ATTR_ECN_STATUS as ECN_STATUS,
-        MRBOND_KNOB_ATTR_PFC_COUNTERS as PFC_COUNTERS, MRBOND_KNOB_ATTR_PFC_ENABLE as PFC_ENABLE,
-        MRBOND_KNOB_ATTR_PFC_OVERRIDE as PFC_OVERRIDE, MRBOND_KNOB_ATTR_PFC_STATUS as PFC_STATUS,
-    };
-}
 
 /// `struct mrbond_pfc`: `struct ieee_pfc` field by field.
 pub(crate) type Pfc = abi::mrbond_pfc;

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The kernel's RDMA core as the Rust side sees it: Kbuild runs bindgen over
+ * The kernel's RDMA core (and the few debugfs calls of the test builds'
+ * injection points) as the Rust side sees it: Kbuild runs bindgen over
  * this header for every kernel build (struct layouts follow its config)
  * into rust/rdma_bindings_generated.rs; see rust/rdma/bindings.rs.
  */
+#include <linux/debugfs.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/ib_cache.h>
 #include <rdma/ib_mad.h>

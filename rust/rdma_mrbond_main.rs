@@ -30,6 +30,7 @@ use kernel::prelude::*;
 mod bond;
 mod entry;
 mod ffi;
+mod inject;
 mod knobs;
 mod options;
 #[path = "policy/mod.rs"]
@@ -56,10 +57,13 @@ module! {
 struct RdmaMrbond {
     glue: Option<ffi::Glue>,
     registry: Pin<KBox<registry::Registry>>,
+    /// Dropped last: the points may be passed until the glue is gone.
+    _inject: inject::Files,
 }
 
 impl kernel::Module for RdmaMrbond {
     fn init(_module: &'static ThisModule) -> Result<Self> {
+        let inject = inject::Files::new();
         let registry = KBox::pin_init(registry::Registry::new(), GFP_KERNEL)?;
         // SAFETY: the registry lives in the module state and is dropped only
         // after the glue (see `Drop`).
@@ -68,6 +72,7 @@ impl kernel::Module for RdmaMrbond {
         Ok(Self {
             glue: Some(glue),
             registry,
+            _inject: inject,
         })
     }
 }

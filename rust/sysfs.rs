@@ -1,25 +1,54 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Contents of `/sys/class/infiniband/<bond>/mrbond/`: formatting and
-//! writes (`Documentation/ABI/testing/sysfs-class-infiniband-mrbond`), which
-//! go through the option table. A refused write returns `-EINVAL` and
-//! changes nothing.
+//! Contents of `/sys/class/infiniband/<bond>/mrbond/`: its files, and
+//! their formatting and writes
+//! (`Documentation/ABI/testing/sysfs-class-infiniband-mrbond`), which go
+//! through the option table. A refused write returns `-EINVAL` and changes
+//! nothing.
 
 #![deny(unsafe_code)]
 
-use kernel::prelude::*;
+use core::ffi::CStr;
+
+use kernel::{error::to_result, prelude::*};
 
 use crate::{
     bond::{self, utilisation, Bond},
-    ffi::{self, sysfs_attr::*},
+    ffi, knobs,
+    knobs::sysfs::knob_attr,
     options,
     policy::{
-        knobs,
+        knobs::{self as knob_policy, Knob},
         options::{admin_name, BondOption, MemberOption},
         MemberIndex,
     },
+    rdma::sysfs::{AttrList, Dir, DirType, File, Group, GroupList, Layout},
     text::{emit, BufWriter},
+    vdev_verbs::VdevVerbs,
 };
+
+/// Which file of `mrbond/` or `mrbond/members/<dev>/` a show or store is
+/// for, besides the knob files.
+mod attr {
+    pub(super) const BOND_MODE: u32 = 0;
+    pub(super) const BOND_POLICY: u32 = 1;
+    pub(super) const BOND_MEMBERS: u32 = 2;
+    pub(super) const BOND_USABLE: u32 = 3;
+    pub(super) const BOND_LACP_SOURCE: u32 = 4;
+    pub(super) const BOND_SPEED: u32 = 5;
+    pub(super) const MEMBER_NETDEV: u32 = 0;
+    pub(super) const MEMBER_STATE: u32 = 1;
+    pub(super) const MEMBER_REASON: u32 = 2;
+    pub(super) const MEMBER_WEIGHT: u32 = 3;
+    pub(super) const MEMBER_ADMIN: u32 = 4;
+    pub(super) const MEMBER_QPS: u32 = 5;
+    pub(super) const MEMBER_OUTSTANDING: u32 = 6;
+    pub(super) const MEMBER_TRANSITIONS: u32 = 7;
+    pub(super) const MEMBER_LACP: u32 = 8;
+    pub(super) const MEMBER_UTILISATION: u32 = 9;
+    pub(super) const MEMBER_CAPACITY: u32 = 10;
+}
+use attr::*;
 
 fn ifname(ifindex: u32) -> [u8; 16] {
     let mut name = [0u8; 16];
@@ -42,8 +71,8 @@ pub(crate) fn bond_show(bond: &Bond, attr: u32, page: &mut [u8]) -> isize {
             format_args!(
                 "{}\n",
                 match bond.mode {
-                    knobs::BondMode::Rail => "rail",
-                    knobs::BondMode::ActiveBackup => "active-backup",
+                    knob_policy::BondMode::Rail => "rail",
+                    knob_policy::BondMode::ActiveBackup => "active-backup",
                 }
             ),
         ),
@@ -164,3 +193,112 @@ pub(crate) fn member_store(bond: &Bond, slot: u32, attr: u32, input: &[u8]) -> i
     };
     options::store_member(bond, slot, opt, input)
 }
+
+/// File ids of the knob files (`knobs::sysfs`): [`KNOB_FILE`] plus the
+/// knob's id or its `knob_attr`; below it, the ids of `sysfs_attr`.
+const KNOB_FILE: u32 = 0x100;
+
+/// sysfs show of file `id` of directory `dir`.
+pub(crate) fn show(bond: &Bond, dir: Dir, id: u32, page: &mut [u8]) -> isize {
+    match (dir, id.checked_sub(KNOB_FILE)) {
+        (Dir::Device, None) => bond_show(bond, id, page),
+        (Dir::Device, Some(knob)) => knobs::sysfs::bond_show(bond, knob, page),
+        (Dir::Member(slot), None) => member_show(bond, slot, id, page),
+        (Dir::Member(slot), Some(knob)) => knobs::sysfs::member_show(bond, slot, knob, page),
+    }
+}
+
+/// sysfs store to file `id` of directory `dir`.
+pub(crate) fn store(bond: &Bond, dir: Dir, id: u32, input: &[u8]) -> Result {
+    to_result(match (dir, id.checked_sub(KNOB_FILE)) {
+        (Dir::Device, None) => bond_store(bond, id, input),
+        (Dir::Device, Some(knob)) => knobs::sysfs::bond_store(bond, knob, input),
+        (Dir::Member(slot), None) => member_store(bond, slot, id, input),
+        (Dir::Member(slot), Some(knob)) => knobs::sysfs::member_store(bond, slot, knob, input),
+    })
+}
+
+type VFile = File<VdevVerbs>;
+
+/// A file of an ECN knob, by its id.
+const fn ecn(name: &'static CStr, knob: Knob) -> VFile {
+    VFile::rw(name, KNOB_FILE + knob as u32)
+}
+
+/// `mrbond/`.
+static BOND_FILES: [VFile; 6] = [
+    VFile::ro(c"mode", BOND_MODE),
+    VFile::rw(c"policy", BOND_POLICY),
+    VFile::ro(c"member_list", BOND_MEMBERS),
+    VFile::ro(c"usable", BOND_USABLE),
+    VFile::ro(c"lacp_source", BOND_LACP_SOURCE),
+    VFile::ro(c"speed", BOND_SPEED),
+];
+
+/// `mrbond/ecn/`: every ECN knob, then the reports.
+static ECN_FILES: [VFile; ffi::KNOB_ECN_COUNT + 2] = [
+    ecn(c"enable", Knob::EcnEnable),
+    ecn(c"tclass", Knob::Tclass),
+    ecn(c"np_enable", Knob::NpEnable),
+    ecn(c"np_min_time_between_cnps", Knob::NpMinTimeBetweenCnps),
+    ecn(c"np_cnp_dscp", Knob::NpCnpDscp),
+    ecn(c"np_cnp_802p_prio", Knob::NpCnp802pPrio),
+    ecn(c"rp_enable", Knob::RpEnable),
+    ecn(c"rp_clamp_tgt_rate", Knob::RpClampTgtRate),
+    ecn(c"rp_rpg_time_reset", Knob::RpRpgTimeReset),
+    ecn(c"rp_rpg_byte_reset", Knob::RpRpgByteReset),
+    ecn(c"rp_rpg_threshold", Knob::RpRpgThreshold),
+    ecn(c"rp_rpg_ai_rate", Knob::RpRpgAiRate),
+    ecn(c"rp_rpg_hai_rate", Knob::RpRpgHaiRate),
+    ecn(c"rp_rpg_gd", Knob::RpRpgGd),
+    ecn(c"rp_rpg_min_dec_fac", Knob::RpRpgMinDecFac),
+    ecn(c"rp_rpg_min_rate", Knob::RpRpgMinRate),
+    ecn(c"rp_dce_tcp_g", Knob::RpDceTcpG),
+    ecn(c"rp_dce_tcp_rtt", Knob::RpDceTcpRtt),
+    ecn(c"rp_initial_alpha_value", Knob::RpInitialAlphaValue),
+    ecn(
+        c"rp_rate_reduce_monitor_period",
+        Knob::RpRateReduceMonitorPeriod,
+    ),
+    VFile::ro(c"status", KNOB_FILE + knob_attr::ECN_STATUS),
+    VFile::ro(c"counters", KNOB_FILE + knob_attr::ECN_COUNTERS),
+];
+
+/// `mrbond/pfc/`.
+static PFC_FILES: [VFile; 3] = [
+    VFile::rw(c"enable_bitmap", KNOB_FILE + knob_attr::PFC_ENABLE),
+    VFile::ro(c"status", KNOB_FILE + knob_attr::PFC_STATUS),
+    VFile::ro(c"counters", KNOB_FILE + knob_attr::PFC_COUNTERS),
+];
+
+/// `mrbond/members/<member ibdev>/`.
+static MEMBER_FILES: [VFile; 12] = [
+    VFile::ro(c"netdev", MEMBER_NETDEV),
+    VFile::ro(c"state", MEMBER_STATE),
+    VFile::ro(c"reason", MEMBER_REASON),
+    VFile::rw(c"weight", MEMBER_WEIGHT),
+    VFile::rw(c"admin", MEMBER_ADMIN),
+    VFile::ro(c"qps", MEMBER_QPS),
+    VFile::ro(c"outstanding", MEMBER_OUTSTANDING),
+    VFile::ro(c"transitions", MEMBER_TRANSITIONS),
+    VFile::ro(c"lacp", MEMBER_LACP),
+    VFile::ro(c"utilisation", MEMBER_UTILISATION),
+    VFile::rw(c"capacity_mbps", MEMBER_CAPACITY),
+    VFile::rw(c"pfc_override", KNOB_FILE + knob_attr::PFC_OVERRIDE),
+];
+
+static BOND_ATTRS: AttrList<VdevVerbs, 7> = AttrList::new(&BOND_FILES);
+static ECN_ATTRS: AttrList<VdevVerbs, { ffi::KNOB_ECN_COUNT + 3 }> = AttrList::new(&ECN_FILES);
+static PFC_ATTRS: AttrList<VdevVerbs, 4> = AttrList::new(&PFC_FILES);
+static MEMBER_ATTRS: AttrList<VdevVerbs, 13> = AttrList::new(&MEMBER_FILES);
+static BOND_GROUP: Group<VdevVerbs> = Group::new(None, &BOND_ATTRS);
+static ECN_GROUP: Group<VdevVerbs> = Group::new(Some(c"ecn"), &ECN_ATTRS);
+static PFC_GROUP: Group<VdevVerbs> = Group::new(Some(c"pfc"), &PFC_ATTRS);
+static MEMBER_GROUP: Group<VdevVerbs> = Group::new(None, &MEMBER_ATTRS);
+static BOND_GROUPS: GroupList<VdevVerbs, 4> = GroupList::new([&BOND_GROUP, &ECN_GROUP, &PFC_GROUP]);
+static MEMBER_GROUPS: GroupList<VdevVerbs, 2> = GroupList::new([&MEMBER_GROUP]);
+static BOND_DIR: DirType<VdevVerbs, 4> = DirType::new(&BOND_GROUPS);
+static MEMBER_DIR: DirType<VdevVerbs, 2> = DirType::new(&MEMBER_GROUPS);
+
+/// The vdev's directories: `mrbond/` and `mrbond/members/<member ibdev>/`.
+pub(crate) static LAYOUT: Layout<VdevVerbs> = Layout::new(&BOND_DIR, &MEMBER_DIR);

@@ -16,7 +16,8 @@ use kernel::{prelude::*, sync::Arc, sync::ArcBorrow};
 
 use crate::{
     bond::Bond,
-    ffi::{self, Inject, ProxyQp},
+    ffi::ProxyQp,
+    inject::{inject, inject_any, Inject},
     policy::qpn::QpEnd,
     ports,
     rdma::{
@@ -30,6 +31,7 @@ use crate::{
         pd::{MemberPd, NewPd, Pd, PdSet},
         qp_path::{self, PathCounters, QpIds, QpWindow},
         qp_set::QpPaths,
+        sysfs::Dir as SysfsDir,
     },
     vdev_attrs,
     vdev_pd::{self, VdevPd},
@@ -42,6 +44,14 @@ pub(crate) struct VdevVerbs;
 impl DeviceOps for VdevVerbs {
     type Data = Arc<Bond>;
     type PdData = VdevPd;
+
+    fn sysfs_show(bond: ArcBorrow<'_, Bond>, dir: SysfsDir, id: u32, page: &mut [u8]) -> isize {
+        crate::sysfs::show(&bond, dir, id, page)
+    }
+
+    fn sysfs_store(bond: ArcBorrow<'_, Bond>, dir: SysfsDir, id: u32, input: &[u8]) -> Result {
+        crate::sysfs::store(&bond, dir, id, input)
+    }
 
     fn query_device(bond: ArcBorrow<'_, Bond>, dev: &Device, attr: &mut DeviceAttr<'_>) -> Result {
         vdev_attrs::report(&bond.caps, dev, attr);
@@ -105,15 +115,15 @@ impl DeviceOps for VdevVerbs {
 
     fn cq_window(window: CqWindow) {
         match window {
-            CqWindow::Destroy => ffi::inject(Inject::CqDestroy),
-            CqWindow::KickWork => ffi::inject(Inject::CqKickWork),
+            CqWindow::Destroy => inject(Inject::CqDestroy),
+            CqWindow::KickWork => inject(Inject::CqKickWork),
         }
     }
 
     fn qp_window(window: QpWindow) {
         match window {
-            QpWindow::FatalWork => ffi::inject(Inject::QpFatalWork),
-            QpWindow::DetachQp => ffi::inject(Inject::DetachQp),
+            QpWindow::FatalWork => inject(Inject::QpFatalWork),
+            QpWindow::DetachQp => inject(Inject::DetachQp),
         }
     }
 
@@ -170,9 +180,9 @@ impl DeviceOps for VdevVerbs {
 
     fn gsi_window(window: GsiWindow) {
         match window {
-            GsiWindow::ReqOut => ffi::inject(Inject::GsiReqOut),
-            GsiWindow::ReqIn => ffi::inject(Inject::CmReqIn),
-            GsiWindow::Listen => ffi::inject(Inject::CmListen),
+            GsiWindow::ReqOut => inject(Inject::GsiReqOut),
+            GsiWindow::ReqIn => inject(Inject::CmReqIn),
+            GsiWindow::Listen => inject(Inject::CmListen),
         }
     }
 
@@ -214,8 +224,8 @@ impl DeviceOps for VdevVerbs {
 
     fn mr_window(window: MrWindow) {
         match window {
-            MrWindow::MemberMap => ffi::inject_any(Inject::MapMrSg),
-            MrWindow::MemberAlloc => ffi::inject(Inject::AllocMr),
+            MrWindow::MemberMap => inject_any(Inject::MapMrSg),
+            MrWindow::MemberAlloc => inject(Inject::AllocMr),
         }
     }
 }

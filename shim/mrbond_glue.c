@@ -22,8 +22,6 @@
 #include <rdma/rdma_netlink.h>
 
 #include "rdma_mrbond_glue.h"
-#include "rdma_mrbond_inject.h"
-#include "rdma_mrbond_vdev.h"
 #include "mrbond_nl_gen.h"
 
 /* The Rust registry; set once by mrbond_glue_init() before any callback. */
@@ -152,52 +150,6 @@ static struct ib_client mrbond_client = {
 	.add = mrbond_client_add,
 	.remove = mrbond_client_remove,
 };
-
-bool mrbond_glue_ib_device_try_get(struct ib_device *dev)
-{
-	return ib_device_try_get(dev);
-}
-
-void mrbond_glue_ib_device_get_more(struct ib_device *dev)
-{
-	refcount_inc(&dev->refcount);
-}
-
-void mrbond_glue_ib_device_put(struct ib_device *dev)
-{
-	ib_device_put(dev);
-}
-
-const char *mrbond_glue_ib_device_name(const struct ib_device *dev)
-{
-	return dev_name(&dev->dev);
-}
-
-int mrbond_glue_ibdev_port_active(struct ib_device *dev)
-{
-	enum ib_port_state state;
-
-	if (ib_get_cached_port_state(dev, rdma_start_port(dev), &state))
-		return 0;
-	return state == IB_PORT_ACTIVE;
-}
-
-int mrbond_glue_ibdev_netdev_ifindex(struct ib_device *dev)
-{
-	struct net_device *ndev = ib_device_get_netdev(dev, rdma_start_port(dev));
-	int ifindex;
-
-	if (!ndev)
-		return 0;
-	ifindex = ndev->ifindex;
-	dev_put(ndev);
-	return ifindex;
-}
-
-int mrbond_glue_ibdev_is_roce(struct ib_device *dev)
-{
-	return rdma_protocol_roce(dev, rdma_start_port(dev));
-}
 
 /* ---- member ports' events: re-evaluate ---- */
 
@@ -371,12 +323,9 @@ int mrbond_glue_init(void *ctx)
 
 	mrbond_ctx = ctx;
 	mrbond_netlink_set_ctx(ctx);
-	mrbond_inject_init();
 	mrbond_wq = alloc_ordered_workqueue("rdma_mrbond", 0);
-	if (!mrbond_wq) {
-		mrbond_inject_exit();
+	if (!mrbond_wq)
 		return -ENOMEM;
-	}
 	INIT_DELAYED_WORK(&mrbond_eval_work, mrbond_eval_fn);
 	INIT_DELAYED_WORK(&mrbond_util_work, mrbond_util_fn);
 
@@ -400,7 +349,6 @@ err_client:
 err_wq:
 	cancel_delayed_work_sync(&mrbond_eval_work);
 	destroy_workqueue(mrbond_wq);
-	mrbond_inject_exit();
 	return err;
 }
 
@@ -422,22 +370,6 @@ void mrbond_glue_exit(void)
 	cancel_delayed_work_sync(&mrbond_eval_work);
 	cancel_delayed_work_sync(&mrbond_util_work);
 	destroy_workqueue(mrbond_wq);
-	mrbond_inject_exit();
-}
-
-void mrbond_glue_inject(enum mrbond_inject_point point)
-{
-	mrbond_inject(point);
-}
-
-void mrbond_glue_inject_any(enum mrbond_inject_point point)
-{
-	mrbond_inject_any(point);
-}
-
-bool mrbond_glue_inject_fail(enum mrbond_inject_point point)
-{
-	return mrbond_inject_fail(point);
 }
 
 MODULE_ALIAS_RDMA_LINK("mrbond");

@@ -4,6 +4,7 @@
  * bindgen sees only their prototypes (include/rdma_mrbond_rdma_helpers.h).
  */
 #include <linux/completion.h>
+#include <linux/delay.h>
 #include <linux/etherdevice.h>
 #include <linux/if_vlan.h>
 #include <linux/netdevice.h>
@@ -22,6 +23,11 @@
 void mrbond_rdma_dev_put(struct net_device *ndev)
 {
 	dev_put(ndev);
+}
+
+int mrbond_rdma_netdev_ifindex(const struct net_device *ndev)
+{
+	return ndev->ifindex;
 }
 
 unsigned int mrbond_rdma_netdev_mtu(const struct net_device *ndev)
@@ -256,4 +262,12 @@ struct net_device *mrbond_rdma_dev_get_by_index(int ifindex)
 void mrbond_rdma_mark_name_assigned_by_user(struct ib_device *ibdev)
 {
 	ib_mark_name_assigned_by_user(ibdev);
+}
+
+void mrbond_rdma_wait_ms(unsigned int ms)
+{
+	if (preemptible())
+		msleep(ms);
+	else
+		mdelay(ms);
 }

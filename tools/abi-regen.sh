@@ -26,7 +26,6 @@ stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 cat >"$stage/abi.h" <<EOF
 #include "$ROOT/include/rdma_mrbond_glue.h"
-#include "$ROOT/include/rdma_mrbond_vdev.h"
 #include "$ROOT/include/rdma_mrbond_knobs.h"
 EOF
 

@@ -12,7 +12,7 @@ use kernel::prelude::*;
 
 use crate::{
     bond::Bond,
-    ffi::{knob_attr, KnobsInfo, KNOB_ECN_COUNT},
+    ffi::{KnobsInfo, KNOB_ECN_COUNT},
     options,
     policy::{
         congestion::{member_knob_status, Counters, COUNTERS, COUNTER_COUNT, PAUSE_COUNTERS},
@@ -24,6 +24,18 @@ use crate::{
 };
 
 use super::report;
+
+/// The ids of the knob files besides the ECN knobs' (whose ids are their
+/// knobs' ids).
+pub(crate) mod knob_attr {
+    pub(crate) const ECN_STATUS: u32 = 32;
+    pub(crate) const ECN_COUNTERS: u32 = 33;
+    pub(crate) const PFC_ENABLE: u32 = 34;
+    pub(crate) const PFC_STATUS: u32 = 35;
+    pub(crate) const PFC_COUNTERS: u32 = 36;
+    /// In `members/<dev>/`.
+    pub(crate) const PFC_OVERRIDE: u32 = 37;
+}
 
 fn ecn_knob(attr: u32) -> Option<Knob> {
     let id = u16::try_from(attr).ok()?;

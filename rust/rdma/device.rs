@@ -24,6 +24,7 @@ use super::{
     pd::{MemberPd, NewPd, Pd, PdSet},
     qp_path::{PathCounters, QpIds, QpWindow},
     qp_set::QpPaths,
+    sysfs::Dir as SysfsDir,
     vdev::ObjectsLockGuard,
 };
 use crate::policy::{
@@ -537,6 +538,28 @@ pub(crate) trait DeviceOps {
     /// Runs inside a race window of the MR verbs, for fault injection in
     /// test builds; must not sleep in [`MrWindow::MemberMap`].
     fn mr_window(_window: MrWindow) {}
+
+    /// sysfs show of file `id` of directory `dir` (see [`super::sysfs`]):
+    /// the bytes written to `page`, or `-errno`. May sleep.
+    fn sysfs_show(
+        _data: <Self::Data as ForeignOwnable>::Borrowed<'_>,
+        _dir: SysfsDir,
+        _id: u32,
+        _page: &mut [u8],
+    ) -> isize {
+        EINVAL.to_errno() as isize
+    }
+
+    /// sysfs store of `input` to file `id` of directory `dir`, by a caller
+    /// with `CAP_NET_ADMIN`. May sleep.
+    fn sysfs_store(
+        _data: <Self::Data as ForeignOwnable>::Borrowed<'_>,
+        _dir: SysfsDir,
+        _id: u32,
+        _input: &[u8],
+    ) -> Result {
+        Err(EINVAL)
+    }
 
     /// `query_device`: the device's attributes, for a kernel caller (the
     /// core at registration, which keeps the copy ULPs read). May sleep.

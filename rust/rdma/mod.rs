@@ -26,6 +26,7 @@ pub(crate) mod qp_set;
 pub(crate) mod ratelimit;
 pub(crate) mod rcu;
 pub(crate) mod set;
+pub(crate) mod sysfs;
 pub(crate) mod vdev;
 pub(crate) mod wr;
 pub(crate) mod xarray;

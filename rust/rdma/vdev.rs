@@ -15,7 +15,6 @@
 
 use core::{
     ffi::c_void,
-    marker::PhantomData,
     mem::{offset_of, size_of},
     ptr::{addr_of_mut, null_mut, NonNull},
     sync::atomic::{AtomicPtr, Ordering},
@@ -23,7 +22,7 @@ use core::{
 
 use kernel::{
     bindings as kbindings,
-    error::{from_err_ptr, to_result},
+    error::to_result,
     ffi::c_int,
     new_mutex,
     prelude::*,
@@ -38,6 +37,7 @@ use kernel::{
 use super::{
     bindings,
     device::{Device, DeviceOps, OpsTable},
+    sysfs::{Layout, SysfsDir},
 };
 use crate::policy::MAX_MEMBERS;
 
@@ -87,11 +87,18 @@ unsafe fn device_of(ibdev: *mut bindings::ib_device) -> *mut kbindings::device {
 /// The objects lock of a device: see [`super::device::ObjectsGuard`].
 pub(super) type ObjectsLock = Mutex<MemberSlots>;
 
-/// The driver's sysfs directories (`shim/mrbond_sysfs.c` makes them):
-/// the device's one and a member's each.
+/// The driver's sysfs directories (see [`super::sysfs`]): the device's
+/// one and a member's each.
 struct SysfsDirs {
-    device: *mut kbindings::kobject,
-    member: [*mut kbindings::kobject; MAX_PORTS],
+    device: Option<SysfsDir>,
+    member: [Option<SysfsDir>; MAX_MEMBERS],
+}
+
+impl SysfsDirs {
+    const NONE: Self = Self {
+        device: None,
+        member: [const { None }; MAX_MEMBERS],
+    };
 }
 
 /// What the lifecycle lock guards.
@@ -102,10 +109,6 @@ struct Lifecycle {
     dead: bool,
     sysfs: SysfsDirs,
 }
-
-// SAFETY: the kobjects are the driver's, removed by whoever takes them out
-// under the lock.
-unsafe impl Send for Lifecycle {}
 
 /// The container `ib_alloc_device()` allocates for each device.
 #[repr(C)]
@@ -167,10 +170,7 @@ impl Inner {
             lifecycle <- new_mutex!(
                 Lifecycle {
                     dead: false,
-                    sysfs: SysfsDirs {
-                        device: null_mut(),
-                        member: [null_mut(); MAX_PORTS],
-                    },
+                    sysfs: SysfsDirs::NONE,
                 },
                 "mrbond:vdev"
             ),
@@ -310,21 +310,9 @@ impl Container {
     /// Removes the driver's sysfs directories, members' first; waits for
     /// their running show/store. Idempotent.
     fn sysfs_del(&self) {
-        let dirs = {
-            let mut life = self.inner.lifecycle.lock();
-            core::mem::replace(
-                &mut life.sysfs,
-                SysfsDirs {
-                    device: null_mut(),
-                    member: [null_mut(); MAX_PORTS],
-                },
-            )
-        };
-        for dir in Iterator::chain(dirs.member.into_iter(), [dirs.device]) {
-            if !dir.is_null() {
-                // SAFETY: taken out under the lock, so removed only here.
-                unsafe { bindings::mrbond_rdma_sysfs_del(dir) };
-            }
+        let dirs = core::mem::replace(&mut self.inner.lifecycle.lock().sysfs, SysfsDirs::NONE);
+        for dir in Iterator::chain(dirs.member.into_iter(), [dirs.device]).flatten() {
+            dir.remove();
         }
     }
 }
@@ -404,23 +392,25 @@ impl Device {
 /// `dev` is a fully initialised [`Container`] whose ops table is `T`'s and
 /// whose driver data is a `T::Data`; the handle holds a device reference
 /// (`get_device()`) from registration on.
-pub(crate) struct OwnedDevice<T: DeviceOps> {
+pub(crate) struct OwnedDevice<T: DeviceOps + 'static> {
     dev: NonNull<Container>,
     registered: bool,
-    _ops: PhantomData<T>,
+    sysfs: &'static Layout<T>,
 }
 
 // SAFETY: the container is internally synchronised; the handle passes it on.
-unsafe impl<T: DeviceOps> Send for OwnedDevice<T> {}
+unsafe impl<T: DeviceOps + 'static> Send for OwnedDevice<T> {}
 // SAFETY: every `&self` method is safe to call concurrently (the core and
 // the lifecycle lock synchronise).
-unsafe impl<T: DeviceOps> Sync for OwnedDevice<T> {}
+unsafe impl<T: DeviceOps + 'static> Sync for OwnedDevice<T> {}
 
-impl<T: DeviceOps> OwnedDevice<T> {
+impl<T: DeviceOps + 'static> OwnedDevice<T> {
     /// Allocates an unregistered device with `ports` RoCE v2 ports that
-    /// owns `data`, until `.dealloc_driver` releases it.
+    /// owns `data`, until `.dealloc_driver` releases it; its sysfs
+    /// directories are of `sysfs`' kinds.
     pub(crate) fn new(
         ops: &'static OpsTable<T>,
+        sysfs: &'static Layout<T>,
         data: T::Data,
         ports: u32,
         node_guid: u64,
@@ -479,7 +469,7 @@ impl<T: DeviceOps> OwnedDevice<T> {
         Ok(Self {
             dev: container,
             registered: false,
-            _ops: PhantomData,
+            sysfs,
         })
     }
 
@@ -583,18 +573,21 @@ impl<T: DeviceOps> OwnedDevice<T> {
         if life.dead {
             return Err(ENODEV);
         }
-        if !life.sysfs.device.is_null() {
+        if life.sysfs.device.is_some() {
             return Err(EEXIST);
         }
         // SAFETY: registered, so the device's kobject is in sysfs; the data
-        // outlives the directory (`.dealloc_driver` removes it first).
-        let dir = from_err_ptr(unsafe {
-            bindings::mrbond_rdma_sysfs_device_add(
+        // is `T::Data` and outlives the directory (`.dealloc_driver`
+        // removes it first).
+        let dir = unsafe {
+            SysfsDir::device(
+                self.sysfs,
                 addr_of_mut!((*device_of(c.ibdev())).kobj),
+                kernel::c_str!("mrbond"),
                 c.inner.data.load(Ordering::Acquire),
             )
-        })?;
-        life.sysfs.device = dir;
+        }?;
+        life.sysfs.device = Some(dir);
         drop(life);
         drop(reg);
         Ok(())
@@ -604,22 +597,18 @@ impl<T: DeviceOps> OwnedDevice<T> {
     pub(crate) fn sysfs_member_add(&self, slot: usize, name: &CStr) -> Result {
         let c = self.container();
         let reg = c.try_get().ok_or(ENODEV)?;
-        let mut life = c.inner.lifecycle.lock();
-        let parent = life.sysfs.device;
-        if life.dead || parent.is_null() {
+        let mut guard = c.inner.lifecycle.lock();
+        let life = &mut *guard;
+        let Some(parent) = life.sysfs.device.as_ref().filter(|_| !life.dead) else {
             return Err(ENODEV);
-        }
+        };
         let entry = life.sysfs.member.get_mut(slot).ok_or(EINVAL)?;
-        if !entry.is_null() {
+        if entry.is_some() {
             return Err(EEXIST);
         }
         let slot_u32 = u32::try_from(slot).map_err(|_| EINVAL)?;
-        // SAFETY: `parent` is the live device directory (removed only
-        // after being taken out under the lock held here).
-        *entry = from_err_ptr(unsafe {
-            bindings::mrbond_rdma_sysfs_member_add(parent, slot_u32, name.as_char_ptr())
-        })?;
-        drop(life);
+        *entry = Some(parent.member(self.sysfs, slot_u32, name)?);
+        drop(guard);
         drop(reg);
         Ok(())
     }
@@ -640,7 +629,7 @@ impl<T: DeviceOps> OwnedDevice<T> {
     }
 }
 
-impl<T: DeviceOps> Drop for OwnedDevice<T> {
+impl<T: DeviceOps + 'static> Drop for OwnedDevice<T> {
     fn drop(&mut self) {
         let ibdev = self.container().ibdev();
         if self.registered {
@@ -691,14 +680,11 @@ impl DeviceHold {
     pub(crate) fn sysfs_member_del(&self, slot: usize) {
         let dir = {
             let mut life = self.container().inner.lifecycle.lock();
-            match life.sysfs.member.get_mut(slot) {
-                Some(entry) => core::mem::take(entry),
-                None => return,
-            }
+            life.sysfs.member.get_mut(slot).and_then(Option::take)
         };
-        if !dir.is_null() {
-            // SAFETY: taken out under the lock, so removed only here.
-            unsafe { bindings::mrbond_rdma_sysfs_del(dir) };
+        // Taken out under the lock, removed without it.
+        if let Some(dir) = dir {
+            dir.remove();
         }
     }
 

@@ -248,16 +248,18 @@ bond_config() {
 }
 
 # Fault-injection points of rdma_mrbond's test build (MRBOND_FAULT_INJECT=1,
-# include/rdma_mrbond_inject.h): a race test arms one and sees it taken.
+# rust/inject.rs): a race test arms one and sees it taken.
 INJECT=/sys/kernel/debug/rdma_mrbond/inject
 # inject_arm POINT MS: the next pass through POINT sleeps MS once.
 inject_arm() {
 	mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
-	[[ -w $INJECT/$1 ]] || { echo "no injection point $INJECT/$1: not a MRBOND_FAULT_INJECT build"; return 1; }
-	echo "$2" >"$INJECT/$1"
+	[[ -w $INJECT/$1/armed_ms ]] || { echo "no injection point $INJECT/$1: not a MRBOND_FAULT_INJECT build"; return 1; }
+	echo "$2" >"$INJECT/$1/armed_ms"
 }
+# inject_armed POINT: the delay armed and not yet taken, 0 if none.
+inject_armed() { cat "$INJECT/$1/armed_ms"; }
 # inject_hits POINT: how many passes slept so far.
-inject_hits() { sed -n 's/.*hits=\([0-9]*\).*/\1/p' "$INJECT/$1"; }
+inject_hits() { cat "$INJECT/$1/hits"; }
 
 # kmemleak_test: the KTAP test kmemleak_clean. On the debug kernel
 # (CONFIG_DEBUG_KMEMLEAK, config.debug) kmemleak scans memory twice (an

@@ -760,11 +760,10 @@ cdr_hold_reqs() {  # hostb, until hosta is done
 			held=$h
 			echo "$h" >"$CDR_HELD.tmp" && mv "$CDR_HELD.tmp" "$CDR_HELD"
 		fi
-		[[ $(sed -n 's/^armed_ms=\([0-9]*\).*/\1/p' "$INJECT/cm_req_in") == 0 ]] &&
-			echo "$CDR_HOLD_MS" >"$INJECT/cm_req_in"
+		[[ $(inject_armed cm_req_in) == 0 ]] && inject_arm cm_req_in "$CDR_HOLD_MS"
 		sleep 0.1
 	done
-	echo 0 >"$INJECT/cm_req_in"
+	inject_arm cm_req_in 0
 	echo "REQs held on hostb: $held"
 }
 
