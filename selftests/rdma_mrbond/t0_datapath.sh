@@ -518,7 +518,7 @@ test_nvme_fio() {
 # queues loses its link or goes away; the controller reconnects over the
 # other member.
 nvme_fault() {
-	local pid rc=0 c t0 t_left=0 t_live=0 t_flush=0 state flushed0 f last i=0 n fault recover
+	local pid fpid rc=0 c t0 t_left=0 t_live=0 t_flush=0 state flushed0 f last i=0 n fault recover
 	c=$(nvme_ctrl)
 	(($(port_counter 2 qps) > $(port_counter 1 qps))) && i=1
 	echo "queues: port 1 $(port_counter 1 qps), port 2 $(port_counter 2 qps): faulting rxe$i"
@@ -532,7 +532,10 @@ nvme_fault() {
 	sleep 5
 	t0=$(date +%s%N)
 	last=$flushed0
-	eval "$fault" || rc=1
+	# In the background: `rdma link del` returns only once the device is
+	# unregistered, which may take longer than the reconnect it causes.
+	eval "$fault" &
+	fpid=$!
 	for ((n = 0; n < 600; n++)); do
 		f=$(dev_counter flushed_wr)
 		((f != last)) && { last=$f; t_flush=$(date +%s%N); }
@@ -541,6 +544,7 @@ nvme_fault() {
 		((t_left != 0)) && [[ $state == live ]] && { t_live=$(date +%s%N); break; }
 		sleep 0.05
 	done
+	wait "$fpid" || { rc=1; echo "$fault failed"; }
 	wait "$pid" || { rc=1; echo "fio failed:"; cat "$TB_TMP/fio.out"; }
 	grep -E 'READ:|WRITE:|err=' "$TB_TMP/fio.out"
 	echo "flushed_wr +$(($(dev_counter flushed_wr) - flushed0)), the last seen $(((t_flush - t0) / 1000000)) ms after the fault (50 ms polls)"
