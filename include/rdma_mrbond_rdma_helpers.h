@@ -135,7 +135,7 @@ void mrbond_rdma_xa_store(struct xarray *xa, u32 index, void *entry);
 /* The first entry at *index or (after) above it; *index is moved to it. */
 void *mrbond_rdma_xa_find(struct xarray *xa, unsigned long *index, bool after);
 
-/* The device container (rust/rdma/vdev.rs). */
+/* The device container (rust/rdma/container.rs). */
 
 /* alloc_ordered_workqueue("%s", WQ_MEM_RECLAIM): NULL on -ENOMEM. */
 struct workqueue_struct *mrbond_rdma_alloc_ordered_wq(const char *name);

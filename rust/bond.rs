@@ -37,8 +37,7 @@ use crate::{
         qp_set::QpPaths,
     },
     text::Name,
-    vdev_pd::VdevPd,
-    vdev_qpns::QpnTable,
+    vdev::{pd::VdevPd, qpns::QpnTable},
 };
 
 pub(crate) mod utilisation;
@@ -124,7 +123,7 @@ pub(crate) struct Bond {
     pub(crate) mode: BondMode,
     /// Bond netdev whose slaves' LACP state gates members, 0 for none.
     pub(crate) lacp_source: u32,
-    /// The device attributes, frozen at creation (`crate::vdev_attrs`).
+    /// The device attributes, frozen at creation (`crate::vdev::attrs`).
     pub(crate) caps: DeviceCaps,
     /// Members, eligibility and placement; never held while calling into C
     /// that takes RTNL or removes sysfs files.
@@ -136,7 +135,7 @@ pub(crate) struct Bond {
     /// ECN/DCQCN/PFC settings and per-member status (`crate::knobs`).
     #[pin]
     pub(crate) knobs: Knobs,
-    /// The vdev's live PDs (`crate::vdev_pd`), kept by the PD verbs; lock
+    /// The vdev's live PDs (`crate::vdev::pd`), kept by the PD verbs; lock
     /// "mrbond:pds", inside the vdev's objects lock.
     #[pin]
     pub(crate) pds: PdSet<VdevPd>,
@@ -147,7 +146,7 @@ pub(crate) struct Bond {
     /// "mrbond:cqs", inside the vdev's objects lock.
     #[pin]
     pub(crate) cqs: CqSet,
-    /// The vdev's QPNs, live and in quarantine (`crate::vdev_qpns`).
+    /// The vdev's QPNs, live and in quarantine (`crate::vdev::qpns`).
     #[pin]
     pub(crate) qpns: QpnTable,
     /// The data paths of the vdev's RC QPs by id (`crate::rdma::qp`).

@@ -15,7 +15,7 @@ use kernel::{
     str::CStr,
 };
 
-use crate::{ffi::*, rdma::device::OpsTable, registry::Registry, vdev_verbs::VdevVerbs};
+use crate::{ffi::*, rdma::device::OpsTable, registry::Registry, vdev::VdevVerbs};
 
 /// The glue's context is the registry: `registry()` casts it back.
 impl GlueContext for Registry {}
@@ -269,7 +269,7 @@ extern "C" {
     static __this_module: kernel::types::Opaque<kernel::bindings::module>;
 }
 
-/// The vdev's ops table (`vdev_verbs.rs`), owned by this module. Exported
+/// The vdev's ops table (`vdev/mod.rs`), owned by this module. Exported
 /// for the glue, which tells our vdevs from members by it.
 #[export_name = "mrbond_rs_dev_ops"]
 pub(crate) static VDEV_OPS: OpsTable<VdevVerbs> = OpsTable::new(

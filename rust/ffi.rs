@@ -17,8 +17,8 @@ use crate::{
     policy::caps::{self, DeviceCaps, Limit},
     policy::congestion::Errno,
     rdma::bindings as rdma,
-    rdma::vdev::{DeviceHold, OwnedDevice},
-    vdev_verbs::VdevVerbs,
+    rdma::container::{DeviceHold, OwnedDevice},
+    vdev::VdevVerbs,
 };
 
 /// Longest RDMA device name plus its NUL (`IB_DEVICE_NAME_MAX`).

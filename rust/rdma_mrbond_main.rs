@@ -13,13 +13,17 @@
 //!   validated writes),
 //!   `knobs` (ECN/DCQCN/PFC settings, the PFC fan-out, their reports),
 //!   `options` (every sysfs or netlink write, applied in one place),
-//!   `ports` (the vdev's port verbs);
+//!   `inject` (the test builds' fault-injection points);
+//! - `vdev`: the vdev's verbs (its `DeviceOps` table; `attrs` the device
+//!   attributes, `ports` the port verbs and counters, `pd` the PDs, `qpns`
+//!   the QPN table);
 //! - `rdma`: the safe RDMA abstractions (an `ib_device_ops` table built
-//!   from a trait, typed handles) over bindings generated from
-//!   `<rdma/*.h>`;
+//!   from a trait, typed handles, the device container and its sysfs
+//!   directories) over bindings generated from `<rdma/*.h>`;
 //! - `ffi`: safe wrappers over the C side, the registrations for which the
 //!   6.12 kernel crate has no abstraction (`shim/`), through the ABI
-//!   generated from their headers, and the bond's vdev over `rdma::vdev`;
+//!   generated from their headers, and the bond's vdev over
+//!   `rdma::container`;
 //! - `entry`: the C -> Rust trampolines (`mrbond_rs_*`).
 //!
 //! `rdma`, `ffi` and `entry` hold the module's `unsafe` (besides the one call here
@@ -35,15 +39,11 @@ mod knobs;
 mod options;
 #[path = "policy/mod.rs"]
 pub mod policy;
-mod ports;
 mod rdma;
 mod registry;
 mod sysfs;
 mod text;
-mod vdev_attrs;
-mod vdev_pd;
-mod vdev_qpns;
-mod vdev_verbs;
+mod vdev;
 
 module! {
     type: RdmaMrbond,

@@ -23,7 +23,7 @@ use crate::{
         placement::Policy,
     },
     text::Name,
-    vdev_attrs,
+    vdev::attrs as vdev_attrs,
 };
 
 /// Most RDMA devices tracked at once (members and candidates).

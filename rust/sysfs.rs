@@ -24,7 +24,7 @@ use crate::{
     },
     rdma::sysfs::{AttrList, Dir, DirType, File, Group, GroupList, Layout},
     text::{emit, BufWriter},
-    vdev_verbs::VdevVerbs,
+    vdev::VdevVerbs,
 };
 
 /// Which file of `mrbond/` or `mrbond/members/<dev>/` a show or store is

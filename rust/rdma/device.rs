@@ -16,6 +16,7 @@ use kernel::{
 use super::{
     bindings,
     cm::CmRecord,
+    container::ObjectsLockGuard,
     cq::{CqSet, CqWindow, Polling, Wc},
     gsi::GsiPorts,
     gsi_member::GsiMembers,
@@ -25,7 +26,6 @@ use super::{
     qp_path::{PathCounters, QpIds, QpWindow},
     qp_set::QpPaths,
     sysfs::Dir as SysfsDir,
-    vdev::ObjectsLockGuard,
 };
 use crate::policy::{
     caps::{DeviceCaps, Limit},
@@ -37,7 +37,7 @@ use crate::policy::{
 /// # Invariants
 ///
 /// The wrapped `ib_device` is allocated, as the first field of a
-/// [`super::vdev::Container`], with its ops table built from a
+/// [`super::container::Container`], with its ops table built from a
 /// [`DeviceOps`] implementation, for as long as the reference is used.
 #[repr(transparent)]
 pub(crate) struct Device(Opaque<bindings::ib_device>);
@@ -278,7 +278,7 @@ pub(crate) enum LinkLayer {
 }
 
 /// The device's objects lock, held ("mrbond:vdev-objects", see
-/// [`super::vdev`]): member objects are made and destroyed, and members
+/// [`super::container`]): member objects are made and destroyed, and members
 /// attached and detached, under it. Inside it nest the object sets' locks
 /// and the members' own verbs, never the driver's placement.
 ///
@@ -824,7 +824,7 @@ impl<T: DeviceOps> Adapter<T> {
 
 /// The `ib_device_ops` table of a [`DeviceOps`] implementation `T`:
 /// every verb of `T`, the object sizes of this layer, the owner and
-/// `.dealloc_driver` (see [`super::vdev::dealloc_driver`]). Without every
+/// `.dealloc_driver` (see [`super::container::dealloc_driver`]). Without every
 /// one of the 17 ops that `ib_device_check_mandatory()` checks, a device
 /// registers but `kverbs_provider` is false and no kernel ULP ever sees it.
 /// No `drain_sq`/`drain_rq`: the core's drain (ERR, then a marker WR) is
@@ -844,7 +844,7 @@ impl<T: DeviceOps> OpsTable<T> {
                 owner,
                 // Never a real driver's id: those container_of our device.
                 driver_id: bindings::rdma_driver_id_RDMA_DRIVER_UNKNOWN,
-                dealloc_driver: Some(super::vdev::dealloc_driver::<T>),
+                dealloc_driver: Some(super::container::dealloc_driver::<T>),
                 query_device: if T::HAS_QUERY_DEVICE {
                     Some(Adapter::<T>::query_device)
                 } else {

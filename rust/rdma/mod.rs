@@ -4,13 +4,14 @@
 //! generated from `<rdma/*.h>` ([`bindings`]): the `ib_device_ops` table a
 //! driver builds from a trait, and the typed handles its verbs receive, in
 //! the manner of `kernel::net::phy`, and the container of each device
-//! ([`vdev`]): its allocation, registration, port bindings, member slots
+//! ([`container`]): its allocation, registration, port bindings, member slots
 //! and `.dealloc_driver`.
 
 pub(crate) mod ah;
 pub(crate) mod av;
 pub(crate) mod bindings;
 pub(crate) mod cm;
+pub(crate) mod container;
 pub(crate) mod cq;
 pub(crate) mod device;
 pub(crate) mod gsi;
@@ -27,7 +28,6 @@ pub(crate) mod ratelimit;
 pub(crate) mod rcu;
 pub(crate) mod set;
 pub(crate) mod sysfs;
-pub(crate) mod vdev;
 pub(crate) mod wr;
 pub(crate) mod xarray;
 

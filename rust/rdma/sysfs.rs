@@ -6,7 +6,7 @@
 //! a mode and an id; every show and store reaches the driver's
 //! [`DeviceOps::sysfs_show`] and [`DeviceOps::sysfs_store`] with the id, the
 //! directory and the driver data the directory was made with (see
-//! [`super::vdev`], which adds and removes them). 6.12's kernel crate has
+//! [`super::container`], which adds and removes them). 6.12's kernel crate has
 //! no kobject abstraction.
 //!
 //! Removal waits for running show/store: the driver must not remove a

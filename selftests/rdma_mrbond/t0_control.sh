@@ -52,7 +52,7 @@ test_statistic() {
 	[[ $(cat "$SYS/mrbond0/ports/1/hw_counters/usable") == 1 ]]
 }
 
-# The port verbs (rust/ports.rs) as the core publishes them: a RoCE port
+# The port verbs (rust/vdev/ports.rs) as the core publishes them: a RoCE port
 # with a 128-entry GID table, the default P_Key alone, CM support, and the
 # rate of the netdev it is bound to, as its member (rxe0) reports it.
 test_port_attributes() {

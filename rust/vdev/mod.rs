@@ -2,11 +2,11 @@
 
 //! The vdev's verbs (its ops table `mrbond_rs_dev_ops`, exported by
 //! `entry.rs`, built by `rdma::device::OpsTable`): each verb answered by the
-//! module of its object, `vdev_attrs` for the device, `ports` for the
-//! ports and counters, `vdev_pd` for the PDs; the MRs, CQs and QPs are the
+//! module of its object, `attrs` for the device, `ports` for the
+//! ports and counters, `pd` for the PDs; the MRs, CQs and QPs are the
 //! layer's (`rdma::mr`, `rdma::cq`, `rdma::qp`), an MR bound to the member
-//! `vdev_pd` names, a QP placed by the bond and numbered from its QPN table
-//! (`vdev_qpns`).
+//! `pd` names, a QP placed by the bond and numbered from its QPN table
+//! (`qpns`).
 
 #![deny(unsafe_code)]
 
@@ -19,7 +19,6 @@ use crate::{
     ffi::ProxyQp,
     inject::{inject, inject_any, Inject},
     policy::qpn::QpEnd,
-    ports,
     rdma::{
         cm::CmRecord,
         cq::{CqSet, CqWindow, Polling, Wc},
@@ -33,9 +32,14 @@ use crate::{
         qp_set::QpPaths,
         sysfs::Dir as SysfsDir,
     },
-    vdev_attrs,
-    vdev_pd::{self, VdevPd},
 };
+
+pub(crate) mod attrs;
+pub(crate) mod pd;
+pub(crate) mod ports;
+pub(crate) mod qpns;
+
+use pd::{self as vdev_pd, VdevPd};
 
 /// The verbs of every vdev that Rust implements.
 pub(crate) struct VdevVerbs;
@@ -54,7 +58,7 @@ impl DeviceOps for VdevVerbs {
     }
 
     fn query_device(bond: ArcBorrow<'_, Bond>, dev: &Device, attr: &mut DeviceAttr<'_>) -> Result {
-        vdev_attrs::report(&bond.caps, dev, attr);
+        attrs::report(&bond.caps, dev, attr);
         Ok(())
     }
 
