@@ -83,6 +83,11 @@ impl Inject {
         }
     }
 
+    /// The name, for the log.
+    fn label(self) -> &'static str {
+        self.name().to_str().unwrap_or("?")
+    }
+
     fn state(self) -> Option<&'static PointState> {
         POINTS.get(self as usize)
     }
@@ -116,16 +121,12 @@ fn take(point: Inject) -> u32 {
         return 0;
     }
     s.hits.fetch_add(1, Ordering::AcqRel);
-    let name = point.name().to_str().unwrap_or("?");
-    pr_info!("inject: {}: taken ({})\n", name, ms);
+    pr_info!("inject: {}: taken ({})\n", point.label(), ms);
     u32::try_from(ms.min(MAX_MS)).unwrap_or(0)
 }
 
 fn resumed(point: Inject) {
-    pr_info!(
-        "inject: {}: resumed\n",
-        point.name().to_str().unwrap_or("?")
-    );
+    pr_info!("inject: {}: resumed\n", point.label());
 }
 
 /// Passes `point`, sleeping if it is armed. Process context.

@@ -204,6 +204,14 @@ impl Container {
         self.ibdev.get()
     }
 
+    /// The device, as its verbs see it.
+    fn device(&self) -> &Device {
+        // SAFETY: a container is reached only once `OwnedDevice::new` has
+        // initialised it and set its ops table; its `ib_device` is
+        // allocated while `self` is.
+        unsafe { Device::from_raw(self.ibdev()) }
+    }
+
     /// The GID rescan of every port after a binding changed.
     ///
     /// # Safety
@@ -222,7 +230,7 @@ impl Container {
         // Adding a GID that is present is a no-op, so every port is
         // rescanned. Deferred to here because the rescan takes RTNL.
         unsafe {
-            for port in 1..=(*ibdev).phys_port_cnt {
+            for port in 1..=this.device().port_count() {
                 bindings::rdma_roce_rescan_port(ibdev, port);
             }
             bindings::ib_device_put(ibdev);
@@ -481,9 +489,7 @@ impl<T: DeviceOps + 'static> OwnedDevice<T> {
 
     /// The device, for its objects.
     pub(crate) fn device(&self) -> &Device {
-        // SAFETY: by the type invariant, a device of this module allocated
-        // while `self` is.
-        unsafe { Device::from_raw(self.container().ibdev()) }
+        self.container().device()
     }
 
     /// Whether `raw` is this device.
@@ -693,9 +699,7 @@ impl DeviceHold {
     /// while registered lets `ib_cache_cleanup_one()`'s flush cover it.
     pub(crate) fn port_event(&self, port: u32, active: bool) {
         let c = self.container();
-        // SAFETY: the reference keeps the device allocated.
-        let ports = unsafe { (*c.ibdev()).phys_port_cnt };
-        if port < 1 || port > ports {
+        if port < 1 || port > c.device().port_count() {
             return;
         }
         let Some(reg) = c.try_get() else { return };
