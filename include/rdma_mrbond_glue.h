@@ -4,7 +4,7 @@
  * rdma_mrbond, with include/rdma_mrbond_knobs.h.
  * Only fixed-width integers, opaque pointers, NUL-terminated strings and
  * structs of them cross it. Rust's side is generated from these headers
- * (tools/abi-regen.sh writes rust/abi_generated.rs; CI checks it is fresh):
+ * (tools/abi-regen.sh writes rust/ffi/abi_generated.rs; CI checks it is fresh):
  * after a change here, regenerate it.
  */
 #ifndef _RDMA_MRBOND_GLUE_H

@@ -7,7 +7,7 @@
  *   member RDMA hw counters for Rust; it decides nothing.
  * - shim/mrbond_nl_knobs.c forwards the ECN_SET/PFC_SET netlink requests
  *   to Rust, and packs Rust's snapshot into BOND_GET replies (the sysfs
- *   files are Rust's: rust/sysfs.rs, rust/knobs/sysfs.rs).
+ *   files are Rust's: rust/ctl/sysfs.rs, rust/knobs/sysfs.rs).
  */
 #ifndef _RDMA_MRBOND_KNOBS_H
 #define _RDMA_MRBOND_KNOBS_H

@@ -2,47 +2,39 @@
 
 //! rdma_mrbond: one virtual RDMA device bonded over RoCE ports of separate HCAs.
 //!
-//! This is the crate root; it only wires the module together. The layers, with
-//! dependencies pointing one way:
+//! This is the crate root; it only wires the module together. Each
+//! directory is one layer, with dependencies pointing one way:
 //!
 //! - `policy`: pure `core`-only decisions (placement, eligibility, failover
-//!   planning, knob validation), shared verbatim with the host test crate;
-//! - the safe Rust layer: `registry` (devices and bonds), `bond` (members,
-//!   evaluation, snapshots; `bond::utilisation`, members' transmit rates
-//!   for WRR), `text` (names, sysfs pages), `sysfs` (formatting and
-//!   validated writes),
-//!   `knobs` (ECN/DCQCN/PFC settings, the PFC fan-out, their reports),
-//!   `options` (every sysfs or netlink write, applied in one place),
-//!   `inject` (the test builds' fault-injection points);
+//!   planning, the option table, the capability intersection), shared
+//!   verbatim with the host test crate;
+//! - `ctl`: the control plane (`registry` of devices and bonds, `bond`,
+//!   `options` applying every sysfs or netlink write, `sysfs`, `text`), and
+//!   `knobs` (ECN/DCQCN/PFC settings, the PFC fan-out, their reports);
 //! - `vdev`: the vdev's verbs (its `DeviceOps` table; `attrs` the device
 //!   attributes, `ports` the port verbs and counters, `pd` the PDs, `qpns`
 //!   the QPN table);
 //! - `rdma`: the safe RDMA abstractions (an `ib_device_ops` table built
 //!   from a trait, typed handles, the device container and its sysfs
-//!   directories) over bindings generated from `<rdma/*.h>`;
-//! - `ffi`: safe wrappers over the C side, the registrations for which the
-//!   6.12 kernel crate has no abstraction (`shim/`), through the ABI
-//!   generated from their headers, and the bond's vdev over
-//!   `rdma::container`;
-//! - `entry`: the C -> Rust trampolines (`mrbond_rs_*`).
+//!   directories, the objects and their data path) over bindings generated
+//!   from `<rdma/*.h>`;
+//! - `ffi`: safe wrappers over `shim/`, the registrations 6.12's kernel
+//!   crate has no abstraction for, through the ABI generated from their
+//!   headers; `ffi::entry`, the C -> Rust trampolines (`mrbond_rs_*`).
 //!
-//! `rdma`, `ffi` and `entry` hold the module's `unsafe` (besides the one call here
+//! `inject` holds the test builds' fault-injection points.
+//! `rdma` and `ffi` hold the module's `unsafe` (besides the one call here
 //! that starts the glue); every other module denies `unsafe_code`.
 
 use kernel::prelude::*;
 
-mod bond;
-mod entry;
+mod ctl;
 mod ffi;
 mod inject;
 mod knobs;
-mod options;
 #[path = "policy/mod.rs"]
 pub mod policy;
 mod rdma;
-mod registry;
-mod sysfs;
-mod text;
 mod vdev;
 
 module! {
@@ -56,7 +48,7 @@ module! {
 /// the rest; the registry outlives every callback.
 struct RdmaMrbond {
     glue: Option<ffi::Glue>,
-    registry: Pin<KBox<registry::Registry>>,
+    registry: Pin<KBox<ctl::registry::Registry>>,
     /// Dropped last: the points may be passed until the glue is gone.
     _inject: inject::Files,
 }
@@ -64,7 +56,7 @@ struct RdmaMrbond {
 impl kernel::Module for RdmaMrbond {
     fn init(_module: &'static ThisModule) -> Result<Self> {
         let inject = inject::Files::new();
-        let registry = KBox::pin_init(registry::Registry::new(), GFP_KERNEL)?;
+        let registry = KBox::pin_init(ctl::registry::Registry::new(), GFP_KERNEL)?;
         // SAFETY: the registry lives in the module state and is dropped only
         // after the glue (see `Drop`).
         let glue = unsafe { ffi::Glue::init(registry.as_ref())? };

@@ -97,7 +97,7 @@ static void mrbond_member_event(struct ib_event_handler *handler,
 	}
 }
 
-/* The vdevs' ops table (rust/entry.rs). */
+/* The vdevs' ops table (rust/ffi/entry.rs). */
 extern const struct ib_device_ops mrbond_rs_dev_ops;
 
 /* True for ib_devices that are our vdevs (so they are never members). */

@@ -1,19 +1,19 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Regenerates rust/abi_generated.rs, the Rust side of the C<->Rust ABI of
+# Regenerates rust/ffi/abi_generated.rs, the Rust side of the C<->Rust ABI of
 # rdma_mrbond, from its C headers (include/rdma_mrbond_{glue,vdev,knobs}.h)
 # with bindgen, as the kernel generates rust/bindings: the kernel's own clang
 # flags (read back from its rust/bindings command line) and bindgen options,
 # so that no struct shared with C is mirrored by hand. The output is checked
 # in (as Rust Binder does) and compile-time layout assertions in it fail the
 # build if a header changes without a regeneration.
-#   tools/abi-regen.sh KBUILD          rewrite rust/abi_generated.rs
+#   tools/abi-regen.sh KBUILD          rewrite rust/ffi/abi_generated.rs
 #   tools/abi-regen.sh KBUILD --check  fail if it is stale
 set -euo pipefail
 KBUILD=$(readlink -f "${1:?kernel build dir}")
 MODE=${2:-}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-OUT=rust/abi_generated.rs
+OUT=rust/ffi/abi_generated.rs
 CMD=$KBUILD/rust/bindings/.bindings_generated.rs.cmd
 
 [[ -f $CMD ]] || { echo "$CMD: not a Rust-enabled kernel build" >&2; exit 1; }

@@ -14,7 +14,7 @@
 //! - `netlink`: ECN_SET, PFC_SET and the knob part of BOND_GET.
 //!
 //! Writes of either interface are validated by the option table
-//! (`policy::options`) and applied by `crate::options`.
+//! (`policy::options`) and applied by `crate::ctl::options`.
 
 #![deny(unsafe_code)]
 

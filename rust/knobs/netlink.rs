@@ -7,15 +7,15 @@
 use kernel::{c_str, prelude::*, sync::Arc};
 
 use crate::{
-    bond::Bond,
+    ctl::bond::Bond,
+    ctl::options::{self, ReqError, ReqResult, Target},
+    ctl::registry::Registry,
+    ctl::text::Name,
     ffi::{EcnSpec, KnobsInfo, PfcSpec, KNOB_ECN_COUNT, MAX_MEMBERS, NAME_MAX},
-    options::{self, ReqError, ReqResult, Target},
     policy::{
         knobs::{ConfigError, Knob},
         options::{BondOption, BondSetting, Input, MemberOption, MemberSetting},
     },
-    registry::Registry,
-    text::Name,
 };
 
 use super::report;

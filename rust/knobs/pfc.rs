@@ -15,7 +15,8 @@
 use kernel::prelude::*;
 
 use crate::{
-    bond::{usability_name, Bond},
+    ctl::bond::{usability_name, Bond},
+    ctl::text::Name,
     ffi::{self, Rtnl, MAX_MEMBERS},
     policy::{
         congestion::{
@@ -25,7 +26,6 @@ use crate::{
         eligibility::Usability,
         MemberIndex,
     },
-    text::Name,
 };
 
 /// Members to visit: slot, name, netdev ifindex (0 while the device is away).

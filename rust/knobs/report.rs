@@ -8,7 +8,7 @@
 use kernel::{c_str, prelude::*, str::CStr};
 
 use crate::{
-    bond::Bond,
+    ctl::bond::Bond,
     ffi::{self, KnobGroup, KnobsInfo, HW_COUNTER_MAX, KNOB_ECN_COUNT},
     policy::{
         congestion::{

@@ -8,12 +8,12 @@
 use kernel::{new_mutex, prelude::*, sync::Mutex};
 
 use crate::{
+    ctl::text::Name,
     ffi::MAX_MEMBERS,
     policy::{
         congestion::{self, KnobStatus},
         knobs::{ConfigError, Knob, KnobValues},
     },
-    text::Name,
 };
 
 /// One member slot's knob state.

@@ -11,16 +11,16 @@ use core::fmt::Write;
 use kernel::prelude::*;
 
 use crate::{
-    bond::Bond,
+    ctl::bond::Bond,
+    ctl::options,
+    ctl::text::{emit, BufWriter},
     ffi::{KnobsInfo, KNOB_ECN_COUNT},
-    options,
     policy::{
         congestion::{member_knob_status, Counters, COUNTERS, COUNTER_COUNT, PAUSE_COUNTERS},
         knobs::Knob,
         options::{BondOption, MemberOption},
         MemberIndex,
     },
-    text::{emit, BufWriter},
 };
 
 use super::report;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Bindings of the kernel's RDMA core (`<rdma/*.h>`, see `rdma_bindings.h`),
+//! Bindings of the kernel's RDMA core (`<rdma/*.h>`, see `bindings.h`),
 //! which 6.12's `kernel::bindings` does not cover, and of the C helpers the
 //! abstractions call (`include/rdma_mrbond_rdma_helpers.h`). Kbuild
 //! generates them for each kernel build with the kernel's bindgen options
@@ -25,4 +25,4 @@
 use kernel::bindings::*;
 use kernel::ffi;
 
-include!("../rdma_bindings_generated.rs");
+include!("bindings_generated.rs");

@@ -4,7 +4,7 @@
 //! (`policy::caps`), frozen when the bond is created, plus what the vdev
 //! provides itself whatever its members are. The core copies them once, at
 //! registration, and ULPs read that copy: a member joining later must cover
-//! them ([`crate::bond::Bond::weaker_attribute`]).
+//! them ([`crate::ctl::bond::Bond::weaker_attribute`]).
 
 #![deny(unsafe_code)]
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The vdev's verbs (its ops table `mrbond_rs_dev_ops`, exported by
-//! `entry.rs`, built by `rdma::device::OpsTable`): each verb answered by the
+//! `ffi::entry`, built by `rdma::device::OpsTable`): each verb answered by the
 //! module of its object, `attrs` for the device, `ports` for the
 //! ports and counters, `pd` for the PDs; the MRs, CQs and QPs are the
 //! layer's (`rdma::mr`, `rdma::cq`, `rdma::qp`), an MR bound to the member
@@ -15,7 +15,7 @@ use core::{ffi::c_void, ptr::NonNull};
 use kernel::{prelude::*, sync::Arc, sync::ArcBorrow};
 
 use crate::{
-    bond::Bond,
+    ctl::bond::Bond,
     ffi::ProxyQp,
     inject::{inject, inject_any, Inject},
     policy::qpn::QpEnd,
@@ -50,11 +50,11 @@ impl DeviceOps for VdevVerbs {
     type PdData = VdevPd;
 
     fn sysfs_show(bond: ArcBorrow<'_, Bond>, dir: SysfsDir, id: u32, page: &mut [u8]) -> isize {
-        crate::sysfs::show(&bond, dir, id, page)
+        crate::ctl::sysfs::show(&bond, dir, id, page)
     }
 
     fn sysfs_store(bond: ArcBorrow<'_, Bond>, dir: SysfsDir, id: u32, input: &[u8]) -> Result {
-        crate::sysfs::store(&bond, dir, id, input)
+        crate::ctl::sysfs::store(&bond, dir, id, input)
     }
 
     fn query_device(bond: ArcBorrow<'_, Bond>, dev: &Device, attr: &mut DeviceAttr<'_>) -> Result {

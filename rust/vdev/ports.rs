@@ -11,7 +11,7 @@
 use kernel::prelude::*;
 
 use crate::{
-    bond::Bond,
+    ctl::bond::Bond,
     policy::port::{self, IbMtu, PortCounter, PORT_COUNTER_COUNT},
     rdma::device::{Device, EthSpeed, PortAttr, RoceV2Port, StatDesc},
 };

@@ -13,16 +13,16 @@ use kernel::{
 };
 
 use crate::{
-    bond::{Bond, Member},
+    ctl::bond::{Bond, Member},
+    ctl::options::{ReqError, ReqResult, Target},
+    ctl::text::Name,
     ffi::{self, BondInfo, BondSpec, IbDevice, MemberSpec, RawIbDevice, Vdev, MAX_MEMBERS},
-    options::{ReqError, ReqResult, Target},
     policy::{
         eligibility::AdminState,
         knobs::{self, BondMode, ConfigError},
         options::{self, BondOption, Input, MemberOption, MemberSetting},
         placement::Policy,
     },
-    text::Name,
     vdev::attrs as vdev_attrs,
 };
 
@@ -223,7 +223,7 @@ impl Registry {
         for bond in self.bonds().iter().flatten() {
             bond.sample_utilisation();
         }
-        crate::bond::utilisation::SAMPLE_PERIOD_MS
+        crate::ctl::bond::utilisation::SAMPLE_PERIOD_MS
     }
 
     /// A reference to every bond, taken under the registry lock and used
@@ -538,7 +538,7 @@ impl Registry {
             ));
         }
         let policy = BondOption::Policy.parse(Input::Number(u64::from(spec.policy)))?;
-        crate::options::apply(&bond, &[Some(policy)], &[])
+        crate::ctl::options::apply(&bond, &[Some(policy)], &[])
     }
 
     /// MEMBER_ADD: fills free slots (rail bonds keep their port count).
@@ -728,7 +728,7 @@ impl Registry {
                 *slot = Some((target, setting));
             }
         }
-        crate::options::apply(&bond, &[], &changes)
+        crate::ctl::options::apply(&bond, &[], &changes)
     }
 
     /// A snapshot of the bond named `name`, or of the `pos`-th bond.

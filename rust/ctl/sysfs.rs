@@ -13,17 +13,17 @@ use core::ffi::CStr;
 use kernel::{error::to_result, prelude::*};
 
 use crate::{
-    bond::{self, utilisation, Bond},
+    ctl::bond::{self, utilisation, Bond},
+    ctl::options,
+    ctl::text::{emit, BufWriter},
     ffi, knobs,
     knobs::sysfs::knob_attr,
-    options,
     policy::{
         knobs::{self as knob_policy, Knob},
         options::{admin_name, BondOption, MemberOption},
         MemberIndex,
     },
     rdma::sysfs::{AttrList, Dir, DirType, File, Group, GroupList, Layout},
-    text::{emit, BufWriter},
     vdev::VdevVerbs,
 };
 

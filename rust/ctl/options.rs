@@ -14,7 +14,8 @@
 use kernel::{c_str, prelude::*, str::CStr};
 
 use crate::{
-    bond::{Bond, Member},
+    ctl::bond::{Bond, Member},
+    ctl::text::Name,
     ffi::{self, KNOB_ECN_COUNT, NAME_MAX},
     knobs,
     policy::{
@@ -22,7 +23,6 @@ use crate::{
         options::{BondOption, BondSetting, Input, MemberOption, MemberSetting},
         MemberIndex,
     },
-    text::Name,
 };
 
 /// A refused or failed request: the errno, and the extack text netlink

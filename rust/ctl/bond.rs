@@ -13,6 +13,7 @@ use kernel::{
 };
 
 use crate::{
+    ctl::text::Name,
     ffi::{
         self, BondInfo, IbDevice, MemberInfo, NetdevState, Vdev, VdevRef, MAX_MEMBERS, NAME_MAX,
     },
@@ -36,7 +37,6 @@ use crate::{
         qp_path::{PathCounters, QpIds},
         qp_set::QpPaths,
     },
-    text::Name,
     vdev::{pd::VdevPd, qpns::QpnTable},
 };
 

@@ -4,7 +4,7 @@
 //! C side calls (`mrbond_rs_*` in `include/rdma_mrbond_{glue,vdev,knobs}.h`),
 //! each a trampoline that turns its raw arguments into the safe types of
 //! [`crate::ffi`] and hands them to the control plane. Rust -> C goes the
-//! other way, through `ffi.rs`.
+//! other way, through the rest of [`crate::ffi`].
 
 use core::{ffi::c_void, ptr::NonNull};
 
@@ -15,7 +15,7 @@ use kernel::{
     str::CStr,
 };
 
-use crate::{ffi::*, rdma::device::OpsTable, registry::Registry, vdev::VdevVerbs};
+use crate::{ctl::registry::Registry, ffi::*, rdma::device::OpsTable, vdev::VdevVerbs};
 
 /// The glue's context is the registry: `registry()` casts it back.
 impl GlueContext for Registry {}

@@ -3,7 +3,7 @@
  * The kernel's RDMA core (and the few debugfs calls of the test builds'
  * injection points) as the Rust side sees it: Kbuild runs bindgen over
  * this header for every kernel build (struct layouts follow its config)
- * into rust/rdma_bindings_generated.rs; see rust/rdma/bindings.rs.
+ * into rust/rdma/bindings_generated.rs; see rust/rdma/bindings.rs.
  */
 #include <linux/debugfs.h>
 #include <rdma/ib_verbs.h>

@@ -12,7 +12,7 @@ use core::{ffi::c_void, pin::Pin, ptr::NonNull};
 use kernel::{error::to_result, ffi::c_int, prelude::*, str::CStr, sync::Arc};
 
 use crate::{
-    bond::Bond,
+    ctl::bond::Bond,
     inject::{inject, inject_fail, Inject},
     policy::caps::{self, DeviceCaps, Limit},
     policy::congestion::Errno,
@@ -45,6 +45,8 @@ mod abi {
     use kernel::ffi;
     include!("abi_generated.rs");
 }
+
+pub(crate) mod entry;
 
 /// The C glue's functions (see the headers), as `glue::...`.
 use abi as glue;
@@ -466,8 +468,8 @@ impl Vdev {
     /// verbs and callbacks borrow, until its `.dealloc_driver`.
     pub(crate) fn alloc(bond: Arc<Bond>, nports: u32, guid: u64) -> Result<Self> {
         OwnedDevice::new(
-            &crate::entry::VDEV_OPS,
-            &crate::sysfs::LAYOUT,
+            &crate::ffi::entry::VDEV_OPS,
+            &crate::ctl::sysfs::LAYOUT,
             bond,
             nports,
             guid,
