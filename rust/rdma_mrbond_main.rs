@@ -11,7 +11,8 @@
 //! - `ctl`: the control plane (`registry` of devices and bonds, `bond`,
 //!   `options` applying every sysfs or netlink write, `sysfs`, `text`), and
 //!   `knobs` (ECN/DCQCN/PFC settings, the PFC fan-out, their reports);
-//! - `vdev`: the vdev's verbs (its `DeviceOps` table; `attrs` the device
+//! - `vdev`: the vdev's verbs (its `DeviceOps` table; `handle` the
+//!   control plane's handle of the device; `attrs` the device
 //!   attributes, `ports` the port verbs and counters, `pd` the PDs, `qpns`
 //!   the QPN table);
 //! - `rdma`: the safe RDMA abstractions (an `ib_device_ops` table built
@@ -23,8 +24,8 @@
 //!   headers; `ffi::entry`, the C -> Rust trampolines (`mrbond_rs_*`).
 //!
 //! `inject` holds the test builds' fault-injection points.
-//! `rdma` and `ffi` hold the module's `unsafe` (besides the one call here
-//! that starts the glue); every other module denies `unsafe_code`.
+//! `rdma` and `ffi` hold the module's `unsafe`; every other module denies
+//! `unsafe_code`.
 
 use kernel::prelude::*;
 
@@ -44,11 +45,11 @@ module! {
     license: "GPL",
 }
 
-/// Module state. `Drop` stops requests, destroys the bonds, then unregisters
-/// the rest; the registry outlives every callback.
+/// Module state. The glue owns the registry, the context of its
+/// callbacks: dropping it stops requests, destroys the bonds, then
+/// unregisters the rest before the registry goes.
 struct RdmaMrbond {
-    glue: Option<ffi::Glue>,
-    registry: Pin<KBox<ctl::registry::Registry>>,
+    _glue: ffi::Glue<ctl::registry::Registry>,
     /// Dropped last: the points may be passed until the glue is gone.
     _inject: inject::Files,
 }
@@ -57,13 +58,10 @@ impl kernel::Module for RdmaMrbond {
     fn init(_module: &'static ThisModule) -> Result<Self> {
         let inject = inject::Files::new();
         let registry = KBox::pin_init(ctl::registry::Registry::new(), GFP_KERNEL)?;
-        // SAFETY: the registry lives in the module state and is dropped only
-        // after the glue (see `Drop`).
-        let glue = unsafe { ffi::Glue::init(registry.as_ref())? };
+        let glue = ffi::Glue::new(registry)?;
         pr_info!("loaded\n");
         Ok(Self {
-            glue: Some(glue),
-            registry,
+            _glue: glue,
             _inject: inject,
         })
     }
@@ -71,12 +69,7 @@ impl kernel::Module for RdmaMrbond {
 
 impl Drop for RdmaMrbond {
     fn drop(&mut self) {
+        // The fields go after this, in order: the glue, then the points.
         pr_info!("unloading\n");
-        if let Some(glue) = self.glue.as_ref() {
-            glue.stop();
-        }
-        self.registry.teardown();
-        // Unregisters the ib_client; the registry is still alive for it.
-        self.glue = None;
     }
 }

@@ -14,9 +14,7 @@ use kernel::{
 
 use crate::{
     ctl::text::Name,
-    ffi::{
-        self, BondInfo, IbDevice, MemberInfo, NetdevState, Vdev, VdevRef, MAX_MEMBERS, NAME_MAX,
-    },
+    ffi::{self, BondInfo, MemberInfo, NetdevState, MAX_MEMBERS, NAME_MAX},
     knobs::state::Knobs,
     policy::{
         caps::{self, DeviceCaps},
@@ -28,6 +26,7 @@ use crate::{
         port::PortCounter,
         ulp, MemberIndex, MemberMask,
     },
+    rdma::member_device::IbDevice,
     rdma::{
         cq::CqSet,
         gsi::GsiPorts,
@@ -37,6 +36,7 @@ use crate::{
         qp_path::{PathCounters, QpIds},
         qp_set::QpPaths,
     },
+    vdev::handle::{Vdev, VdevRef},
     vdev::{pd::VdevPd, qpns::QpnTable},
 };
 

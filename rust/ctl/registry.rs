@@ -16,14 +16,16 @@ use crate::{
     ctl::bond::{Bond, Member},
     ctl::options::{ReqError, ReqResult, Target},
     ctl::text::Name,
-    ffi::{self, BondInfo, BondSpec, IbDevice, MemberSpec, RawIbDevice, Vdev, MAX_MEMBERS},
+    ffi::{self, BondInfo, BondSpec, MemberSpec, MAX_MEMBERS},
     policy::{
         eligibility::AdminState,
         knobs::{self, BondMode, ConfigError},
         options::{self, BondOption, Input, MemberOption, MemberSetting},
         placement::Policy,
     },
+    rdma::member_device::{IbDevice, RawIbDevice},
     vdev::attrs as vdev_attrs,
+    vdev::handle::Vdev,
 };
 
 /// Most RDMA devices tracked at once (members and candidates).

@@ -15,10 +15,22 @@ use kernel::{
     str::CStr,
 };
 
-use crate::{ctl::registry::Registry, ffi::*, rdma::device::OpsTable, vdev::VdevVerbs};
+use crate::{
+    ctl::registry::Registry,
+    ffi::*,
+    rdma::{
+        device::OpsTable,
+        member_device::{IbDevice, RawIbDevice},
+    },
+    vdev::VdevVerbs,
+};
 
 /// The glue's context is the registry: `registry()` casts it back.
-impl GlueContext for Registry {}
+impl GlueContext for Registry {
+    fn teardown(&self) {
+        Registry::teardown(self);
+    }
+}
 
 /// Recovers the registry from the glue's context pointer.
 ///

@@ -9,17 +9,9 @@
 
 use core::{ffi::c_void, pin::Pin, ptr::NonNull};
 
-use kernel::{error::to_result, ffi::c_int, prelude::*, str::CStr, sync::Arc};
+use kernel::{error::to_result, ffi::c_int, prelude::*, str::CStr};
 
-use crate::{
-    ctl::bond::Bond,
-    inject::{inject, inject_fail, Inject},
-    policy::caps::{self, DeviceCaps, Limit},
-    policy::congestion::Errno,
-    rdma::bindings as rdma,
-    rdma::container::{DeviceHold, OwnedDevice},
-    vdev::VdevVerbs,
-};
+use crate::{policy::congestion::Errno, rdma::bindings as rdma, rdma::member_device::IbDevice};
 
 /// Longest RDMA device name plus its NUL (`IB_DEVICE_NAME_MAX`).
 pub(crate) const NAME_MAX: usize = abi::MRBOND_NAME_MAX as usize;
@@ -51,8 +43,6 @@ pub(crate) mod entry;
 /// The C glue's functions (see the headers), as `glue::...`.
 use abi as glue;
 
-/// `struct ib_device`, whose layout Rust never looks into.
-pub(crate) type RawIbDevice = abi::ib_device;
 /// `struct mrbond_member_spec`.
 pub(crate) type MemberSpec = abi::mrbond_member_spec;
 /// `struct mrbond_bond_spec`: one netlink request.
@@ -74,46 +64,49 @@ impl BondSpec {
 
 // ---- module-wide registrations ----
 
-/// The glue's registrations (ib_client, notifier, netlink, link ops).
+/// The glue's registrations (ib_client, notifier, netlink, link ops) and
+/// the context they call back into, which they own.
 ///
 /// # Invariants
 ///
-/// `mrbond_glue_init()` succeeded with a context that outlives this value.
-pub(crate) struct Glue(());
+/// `mrbond_glue_init()` succeeded with the address of `ctx`, which is
+/// pinned and dropped only after `mrbond_glue_exit()` (`Drop`).
+pub(crate) struct Glue<T: GlueContext> {
+    ctx: Pin<KBox<T>>,
+}
 
 /// What the glue calls back into: implemented only by the type the entry
-/// points cast the glue's context pointer back to (`entry.rs`), so that
-/// `Glue::init` cannot be handed anything else, such as the box holding it.
-pub(crate) trait GlueContext {}
+/// points cast the glue's context pointer back to (`entry.rs`).
+pub(crate) trait GlueContext {
+    /// Ends what the callbacks made, once no new request can come and
+    /// while the registrations that report devices leaving still run.
+    fn teardown(&self);
+}
 
-impl Glue {
-    /// Registers everything; `ctx` receives every callback from now on.
-    ///
-    /// # Safety
-    ///
-    /// `ctx` must stay valid until the returned value is dropped.
-    pub(crate) unsafe fn init<T: GlueContext>(ctx: Pin<&T>) -> Result<Self> {
-        let ctx = core::ptr::from_ref(ctx.get_ref())
+impl<T: GlueContext> Glue<T> {
+    /// Registers everything; `ctx` receives every callback from now on,
+    /// until the value is dropped.
+    pub(crate) fn new(ctx: Pin<KBox<T>>) -> Result<Self> {
+        let ptr = core::ptr::from_ref(ctx.as_ref().get_ref())
             .cast_mut()
             .cast::<c_void>();
-        // SAFETY: the caller keeps the context alive until `Drop`; it is
-        // pinned, so the pointer stays its address.
-        to_result(unsafe { glue::mrbond_glue_init(ctx) })?;
-        // INVARIANT: initialised just above.
-        Ok(Self(()))
-    }
-
-    /// Stops new requests; bonds can then be torn down.
-    pub(crate) fn stop(&self) {
-        // SAFETY: by the type invariant the glue is registered.
-        unsafe { glue::mrbond_glue_stop() };
+        // SAFETY: the context is pinned in a box that the returned value
+        // owns and drops only after the glue's exit (`Drop`), so the
+        // pointer stays its address for every callback. On failure
+        // nothing is registered.
+        to_result(unsafe { glue::mrbond_glue_init(ptr) })?;
+        // INVARIANT: initialised just above with `ctx`'s address.
+        Ok(Self { ctx })
     }
 }
 
-impl Drop for Glue {
+impl<T: GlueContext> Drop for Glue<T> {
     fn drop(&mut self) {
+        // SAFETY: by the type invariant the glue is registered.
+        unsafe { glue::mrbond_glue_stop() };
+        self.ctx.teardown();
         // SAFETY: by the type invariant the glue is registered, and the
-        // context it calls back into outlives this value (module `Drop`).
+        // context it calls back into is dropped only after this.
         unsafe { glue::mrbond_glue_exit() };
     }
 }
@@ -289,330 +282,6 @@ pub(crate) fn notify_member(info: &BondInfo, slot: u32) {
     unsafe { glue::mrbond_glue_notify_member(info, slot) }
 }
 
-// ---- member RDMA devices ----
-
-/// A member RDMA device the `ib_client` was told about.
-///
-/// # Invariants
-///
-/// Every handle holds one registration reference of the device, so the
-/// device stays registered while it exists: the RDMA core's unregistration
-/// waits for the references after calling the `ib_client` `.remove`, which
-/// deletes every handle (under the registry and bond locks). A handle kept
-/// past `.remove` makes that unregistration wait, never a use after free.
-pub(crate) struct IbDevice {
-    ptr: NonNull<RawIbDevice>,
-}
-
-// SAFETY: the device is usable from any thread; the invariant above is upheld
-// by the locks that protect every handle, not by the thread that holds it.
-unsafe impl Send for IbDevice {}
-
-impl Drop for IbDevice {
-    fn drop(&mut self) {
-        // SAFETY: by the invariant this handle holds one reference.
-        unsafe { rdma::ib_device_put(self.rdma()) }
-    }
-}
-
-impl IbDevice {
-    /// A handle of a device the core announced to our `ib_client` `.add`;
-    /// `None` if it is no longer registered.
-    ///
-    /// # Safety
-    ///
-    /// `ptr` must point to an `ib_device` the core has not freed: one it
-    /// passed to `.add`, before the matching `.remove` returned.
-    pub(crate) unsafe fn hold(ptr: NonNull<RawIbDevice>) -> Option<Self> {
-        // SAFETY: the caller guarantees the device is alive.
-        let held = unsafe { rdma::mrbond_rdma_device_try_get(ptr.as_ptr().cast()) };
-        // INVARIANT: the registration reference was just taken.
-        held.then_some(Self { ptr })
-    }
-
-    /// Another handle to the same device, with a reference of its own.
-    pub(crate) fn duplicate(&self) -> Self {
-        // SAFETY: `self` holds a reference, so the count cannot be zero
-        // and the device is allocated.
-        unsafe { kernel::bindings::refcount_inc(&raw mut (*self.rdma()).refcount) };
-        // INVARIANT: the reference was just taken.
-        Self { ptr: self.ptr }
-    }
-
-    /// Whether both handles name the same device.
-    pub(crate) fn same(&self, raw: *const RawIbDevice) -> bool {
-        core::ptr::eq(self.ptr.as_ptr(), raw)
-    }
-
-    fn raw(&self) -> *mut RawIbDevice {
-        self.ptr.as_ptr()
-    }
-
-    /// The device as the RDMA bindings name it.
-    fn rdma(&self) -> *mut rdma::ib_device {
-        self.raw().cast()
-    }
-
-    /// The device's name, e.g. `rxe0`.
-    pub(crate) fn name(&self) -> &CStr {
-        // SAFETY: by the invariant the device is registered; its name is a
-        // NUL-terminated array it owns.
-        unsafe { CStr::from_char_ptr((*self.rdma()).name.as_ptr()) }
-    }
-
-    /// The first port (`rdma_start_port()`: 0 only on a switch).
-    fn start_port(&self) -> u32 {
-        u32::from(self.core().is_switch() == 0)
-    }
-
-    /// The RDMA core's own view of the device (`crate::rdma::bindings`).
-    fn core(&self) -> &crate::rdma::bindings::ib_device {
-        // SAFETY: by the invariant the device is registered, so alive for
-        // as long as `self`; the fields read through this reference are set
-        // before registration and not written while it lasts.
-        unsafe { &*self.raw().cast::<crate::rdma::bindings::ib_device>() }
-    }
-
-    /// The device index, which orders rdma_cm's device list.
-    pub(crate) fn index(&self) -> u32 {
-        self.core().index
-    }
-
-    /// Whether port 1 is `IB_PORT_ACTIVE` (cached state: no RTNL).
-    pub(crate) fn port_active(&self) -> bool {
-        let mut state = rdma::ib_port_state_IB_PORT_NOP;
-        // SAFETY: by the invariant the device is registered; `state` is
-        // valid for the call.
-        let ret =
-            unsafe { rdma::ib_get_cached_port_state(self.rdma(), self.start_port(), &mut state) };
-        ret == 0 && state == rdma::ib_port_state_IB_PORT_ACTIVE
-    }
-
-    /// Ifindex of port 1's netdev, 0 if none.
-    pub(crate) fn netdev_ifindex(&self) -> u32 {
-        // SAFETY: by the invariant the device is registered; the netdev
-        // comes with a reference, or NULL.
-        let ndev = unsafe { rdma::ib_device_get_netdev(self.rdma(), self.start_port()) };
-        if ndev.is_null() {
-            return 0;
-        }
-        // SAFETY: held until the put.
-        let ifindex = unsafe { rdma::mrbond_rdma_netdev_ifindex(ndev) };
-        // SAFETY: the reference `ib_device_get_netdev()` took.
-        unsafe { rdma::mrbond_rdma_dev_put(ndev) };
-        u32::try_from(ifindex).unwrap_or(0)
-    }
-
-    /// Whether the device uses virtual DMA (software RoCE, e.g. rxe): its
-    /// traffic goes through its netdev and needs no mapping.
-    pub(crate) fn uses_virt_dma(&self) -> bool {
-        // ib_uses_virt_dma(), a static inline.
-        cfg!(CONFIG_INFINIBAND_VIRT_DMA) && self.core().dma_device.is_null()
-    }
-
-    /// The attributes the vdev's intersection reads (`rust/policy/caps.rs`).
-    pub(crate) fn caps(&self) -> DeviceCaps {
-        let a = &self.core().attrs;
-        // A negative `int` limit (never seen in a driver) counts as none.
-        let int = |v: c_int| u64::try_from(v).unwrap_or(0);
-        let mut caps = DeviceCaps {
-            limits: [0; caps::LIMIT_COUNT],
-            page_size_cap: a.page_size_cap,
-            cap_flags: a.device_cap_flags,
-            local_ca_ack_delay: a.local_ca_ack_delay,
-        };
-        for (limit, v) in Limit::ALL.iter().zip(caps.limits.iter_mut()) {
-            *v = match limit {
-                Limit::MaxMrSize => a.max_mr_size,
-                Limit::MaxQp => int(a.max_qp),
-                Limit::MaxQpWr => int(a.max_qp_wr),
-                Limit::MaxSendSge => int(a.max_send_sge),
-                Limit::MaxRecvSge => int(a.max_recv_sge),
-                Limit::MaxSgeRd => int(a.max_sge_rd),
-                Limit::MaxCq => int(a.max_cq),
-                Limit::MaxCqe => int(a.max_cqe),
-                Limit::MaxMr => int(a.max_mr),
-                Limit::MaxPd => int(a.max_pd),
-                Limit::MaxQpRdAtom => int(a.max_qp_rd_atom),
-                Limit::MaxResRdAtom => int(a.max_res_rd_atom),
-                Limit::MaxQpInitRdAtom => int(a.max_qp_init_rd_atom),
-                Limit::AtomicCap => u64::from(a.atomic_cap),
-                Limit::MaskedAtomicCap => u64::from(a.masked_atomic_cap),
-                Limit::MaxAh => int(a.max_ah),
-                Limit::MaxFastRegPageListLen => u64::from(a.max_fast_reg_page_list_len),
-            };
-        }
-        caps
-    }
-
-    /// Whether the device speaks RoCE.
-    pub(crate) fn is_roce(&self) -> bool {
-        // rdma_protocol_roce(), a static inline.
-        let roce = rdma::RDMA_CORE_CAP_PROT_ROCE | rdma::RDMA_CORE_CAP_PROT_ROCE_UDP_ENCAP;
-        let Ok(port) = usize::try_from(self.start_port()) else {
-            return false;
-        };
-        // SAFETY: by the invariant the device is registered, so its port
-        // data (indexed by port number) is allocated and immutable.
-        let flags = unsafe { (*self.core().port_data.add(port)).immutable.core_cap_flags };
-        flags & roce != 0
-    }
-}
-
-/// A bond's virtual ib_device: the module's only handle, which unregisters
-/// or frees it on drop.
-pub(crate) struct Vdev(OwnedDevice<VdevVerbs>);
-
-impl Vdev {
-    /// Allocates an unregistered vdev that owns `bond`, the driver data its
-    /// verbs and callbacks borrow, until its `.dealloc_driver`.
-    pub(crate) fn alloc(bond: Arc<Bond>, nports: u32, guid: u64) -> Result<Self> {
-        OwnedDevice::new(
-            &crate::ffi::entry::VDEV_OPS,
-            &crate::ctl::sysfs::LAYOUT,
-            bond,
-            nports,
-            guid,
-        )
-        .map(Self)
-    }
-
-    /// Binds 1-based `port` to the netdev `ifindex` (0 unbinds).
-    pub(crate) fn set_port_netdev(&self, port: u32, ifindex: u32) -> Result {
-        self.0.set_port_netdev(port, ifindex)
-    }
-
-    /// Registers the device as `name` (`mrbond%d` picks the index).
-    pub(crate) fn register(&mut self, name: &CStr, user_named: bool) -> Result {
-        self.0.register(name, user_named)
-    }
-
-    /// The registered device name.
-    pub(crate) fn name(&self) -> &CStr {
-        self.0.name()
-    }
-
-    /// The ib_device index.
-    pub(crate) fn index(&self) -> u32 {
-        self.0.index()
-    }
-
-    /// Whether `raw` is this vdev.
-    pub(crate) fn is(&self, raw: *const RawIbDevice) -> bool {
-        self.0.is(raw.cast())
-    }
-
-    fn device(&self) -> &crate::rdma::device::Device {
-        self.0.device()
-    }
-
-    /// Lets the vdev create objects on `dev` in member `slot`, until
-    /// [`Vdev::member_detach`]. May sleep.
-    pub(crate) fn member_attach(&self, slot: usize, dev: &IbDevice) -> Result {
-        inject_fail(Inject::AttachFail)?;
-        // ULPs map their buffers with the vdev, which has no DMA device:
-        // the addresses are kernel virtual ones, right only for software
-        // members. A PCI HCA would need them mapped for it at every post.
-        if !dev.uses_virt_dma() {
-            pr_warn!(
-                "{}: {} needs DMA mapping, which the vdev does not do yet: it hosts no objects\n",
-                self.name(),
-                dev.name()
-            );
-            return Err(crate::rdma::eopnotsupp());
-        }
-        // SAFETY: every vdev's ops table is `VdevVerbs`' (`OwnedDevice`);
-        // the bond detaches `dev` from the vdev before its
-        // `ib_client.remove` returns, and holds a registration reference
-        // meanwhile.
-        unsafe {
-            self.device()
-                .attach_member::<VdevVerbs>(slot, dev.raw().cast())
-        }
-    }
-
-    /// Moves every QP of member `slot`, named `name`, to ERR and reports it
-    /// fatal. May sleep.
-    pub(crate) fn member_fail(&self, slot: usize, name: &CStr) {
-        inject(Inject::MemberFail);
-        let start = now_ns();
-        // SAFETY: every vdev's ops table is `VdevVerbs`'.
-        let qps = unsafe { self.device().fail_member::<VdevVerbs>(slot) };
-        if qps > 0 {
-            pr_info!(
-                "{}: member {} unusable: {} QPs moved to error in {} us\n",
-                self.name(),
-                name,
-                qps,
-                now_ns().saturating_sub(start) / 1000
-            );
-        }
-    }
-
-    /// Destroys every object of member `slot`, named `name`, and flushes
-    /// its WRs; before the member device's `ib_client.remove` returns. May
-    /// sleep.
-    pub(crate) fn member_detach(&self, slot: usize, name: &CStr) {
-        let start = now_ns();
-        // SAFETY: every vdev's ops table is `VdevVerbs`'.
-        if let Some(gone) = unsafe { self.device().detach_member::<VdevVerbs>(slot) } {
-            pr_info!(
-                "{}: member {} detached: {} QPs, {} WRs flushed in {} us\n",
-                self.name(),
-                name,
-                gone.qps,
-                gone.flushed,
-                now_ns().saturating_sub(start) / 1000
-            );
-        }
-    }
-
-    /// Creates `mrbond/` in sysfs. Never with the bond's state lock held.
-    pub(crate) fn sysfs_add(&self) -> Result {
-        self.0.sysfs_add()
-    }
-
-    /// Creates `mrbond/members/<name>`. Never with the state lock held.
-    pub(crate) fn sysfs_member_add(&self, slot: u32, name: &CStr) -> Result {
-        self.0.sysfs_member_add(usize::try_from(slot)?, name)
-    }
-
-    /// A counted reference for the calls that must not run under the
-    /// bond's vdev lock.
-    pub(crate) fn hold(&self) -> VdevRef {
-        VdevRef(self.0.hold())
-    }
-
-    /// Lets go of a vdev the RDMA core is unregistering on its own
-    /// (`rdma link del`): called from its `.remove`, where unregistering
-    /// again would deadlock.
-    pub(crate) fn release_unregistering(self) {
-        self.0.release_unregistering();
-    }
-}
-
-/// A counted reference to a vdev, taken under the bond's vdev lock and used
-/// without it: removing a member's sysfs directory waits for its running
-/// show/store callbacks, which may take that lock (a PFC store announces
-/// the member's quiescing). Only offers calls that stay safe on a vdev the
-/// RDMA core unregistered meanwhile.
-pub(crate) struct VdevRef(DeviceHold);
-
-impl VdevRef {
-    /// Removes `mrbond/members/<slot>`; waits for running show/store
-    /// callbacks. A no-op once the vdev's sysfs is gone.
-    pub(crate) fn sysfs_member_del(&self, slot: u32) {
-        if let Ok(slot) = usize::try_from(slot) {
-            self.0.sysfs_member_del(slot);
-        }
-    }
-
-    /// Reports PORT_ACTIVE or PORT_ERR on `port`, if still registered.
-    pub(crate) fn port_event(&self, port: u32, active: bool) {
-        self.0.port_event(port, active);
-    }
-}
-
 // ---- knobs: ECN, DCQCN, PFC (include/rdma_mrbond_knobs.h) ----
 
 /// `MRBOND_KNOB_ECN_COUNT`: knob ids below it are the ECN settings.
@@ -744,7 +413,7 @@ impl IbDevice {
         // HW_COUNTER_MAX NUL-terminated strings and `values` as many slots.
         unsafe {
             knobs_glue::mrbond_glue_ibdev_hw_counters(
-                self.raw(),
+                self.as_raw().cast(),
                 ptrs.as_ptr(),
                 HW_COUNTER_MAX as u32,
                 values.as_mut_ptr(),

@@ -37,6 +37,8 @@ use kernel::{
 use super::{
     bindings,
     device::{Device, DeviceOps, OpsTable},
+    member::Departure,
+    member_device::IbDevice,
     sysfs::{Layout, SysfsDir},
 };
 use crate::policy::MAX_MEMBERS;
@@ -44,32 +46,36 @@ use crate::policy::MAX_MEMBERS;
 /// The most ports a device has (`MRBOND_MAX_PORTS`).
 const MAX_PORTS: usize = bindings::MRBOND_RDMA_MAX_PORTS as usize;
 
-/// A member slot: the device that hosts the slot's objects, and its port.
-#[derive(Clone, Copy)]
+/// A member slot: the device that hosts the slot's objects, held from the
+/// member's attach to its detach, and its port.
 struct MemberSlot {
-    dev: *mut bindings::ib_device,
+    dev: Option<IbDevice>,
     port: u32,
 }
 
 /// The member slots, which the objects lock guards (see [`ObjectsLock`]).
 pub(super) struct MemberSlots([MemberSlot; MAX_MEMBERS]);
 
-// SAFETY: the pointers are registered devices, used only under the lock.
-unsafe impl Send for MemberSlots {}
-
 impl MemberSlots {
+    const EMPTY: MemberSlot = MemberSlot { dev: None, port: 0 };
+
     /// Slot `slot`'s device and port, if a member is attached.
-    pub(super) fn get(&self, slot: usize) -> Option<(NonNull<bindings::ib_device>, u32)> {
+    pub(super) fn get(&self, slot: usize) -> Option<(&IbDevice, u32)> {
         let s = self.0.get(slot)?;
-        Some((NonNull::new(s.dev)?, s.port))
+        Some((s.dev.as_ref()?, s.port))
     }
 
-    /// Slot `slot` hosts objects on `dev` (port 1) from now on; NULL
-    /// empties it.
-    pub(super) fn set(&mut self, slot: usize, dev: *mut bindings::ib_device) -> Result {
+    /// Slot `slot` hosts objects on `dev` (port 1) from now on; `None`
+    /// empties it. The device it held before.
+    pub(super) fn set(&mut self, slot: usize, dev: Option<IbDevice>) -> Result<Option<IbDevice>> {
         let s = self.0.get_mut(slot).ok_or(EINVAL)?;
-        *s = MemberSlot { dev, port: 1 };
-        Ok(())
+        let port = if dev.is_some() { 1 } else { 0 };
+        Ok(core::mem::replace(s, MemberSlot { dev, port }).dev)
+    }
+
+    /// Empties every slot: the devices they held.
+    fn take_all(&mut self) -> [Option<IbDevice>; MAX_MEMBERS] {
+        core::array::from_fn(|i| self.0.get_mut(i).and_then(|s| s.dev.take()))
     }
 }
 
@@ -161,10 +167,6 @@ impl Inner {
         gsi_wq: NonNull<kbindings::workqueue_struct>,
         cb_wq: NonNull<kbindings::workqueue_struct>,
     ) -> impl PinInit<Self> {
-        let none = MemberSlot {
-            dev: null_mut(),
-            port: 0,
-        };
         pin_init!(Self {
             data: AtomicPtr::new(data),
             lifecycle <- new_mutex!(
@@ -174,7 +176,10 @@ impl Inner {
                 },
                 "mrbond:vdev"
             ),
-            objects <- new_mutex!(MemberSlots([none; MAX_MEMBERS]), "mrbond:vdev-objects"),
+            objects <- new_mutex!(
+                MemberSlots([MemberSlots::EMPTY; MAX_MEMBERS]),
+                "mrbond:vdev-objects"
+            ),
             rescan_work: Opaque::uninit(),
             gsi_wq,
             cb_wq,
@@ -493,8 +498,26 @@ impl<T: DeviceOps + 'static> OwnedDevice<T> {
     }
 
     /// Whether `raw` is this device.
-    pub(crate) fn is(&self, raw: *const c_void) -> bool {
-        core::ptr::eq(self.dev.as_ptr().cast::<c_void>(), raw)
+    pub(crate) fn is(&self, raw: *const bindings::ib_device) -> bool {
+        core::ptr::eq(self.dev.as_ptr().cast::<bindings::ib_device>(), raw)
+    }
+
+    /// See [`Device::attach_member`]. May sleep.
+    pub(crate) fn attach_member(&self, slot: usize, dev: IbDevice) -> Result {
+        // SAFETY: by the type invariant the ops table is `T`'s.
+        unsafe { self.device().attach_member::<T>(slot, dev) }
+    }
+
+    /// See [`Device::fail_member`]. May sleep.
+    pub(crate) fn fail_member(&self, slot: usize) -> u32 {
+        // SAFETY: by the type invariant the ops table is `T`'s.
+        unsafe { self.device().fail_member::<T>(slot) }
+    }
+
+    /// See [`Device::detach_member`]. May sleep.
+    pub(crate) fn detach_member(&self, slot: usize) -> Option<Departure> {
+        // SAFETY: by the type invariant the ops table is `T`'s.
+        unsafe { self.device().detach_member::<T>(slot) }
     }
 
     /// Binds 1-based `port` to the netdev `ifindex` in the initial
@@ -757,18 +780,22 @@ pub(super) unsafe extern "C" fn dealloc_driver<T: DeviceOps>(ibdev: *mut binding
         kbindings::destroy_workqueue(c.inner.gsi_wq.as_ptr());
         kbindings::destroy_workqueue(c.inner.cb_wq.as_ptr());
     }
-    if data.is_null() {
-        return;
+    if !data.is_null() {
+        {
+            // SAFETY: the data is a `T::Data`, still owned by the device.
+            let borrowed = unsafe { <T::Data as ForeignOwnable>::borrow(data) };
+            // The members' MAD agents and REQ listeners.
+            T::gsi_members(&borrowed).release_all();
+        }
+        // SAFETY: the device's reference, given by `OwnedDevice::new`; the
+        // core destroyed every object first, so nothing borrows it any more.
+        drop(unsafe { <T::Data as ForeignOwnable>::from_foreign(data) });
     }
-    {
-        // SAFETY: the data is a `T::Data`, still owned by the device.
-        let borrowed = unsafe { <T::Data as ForeignOwnable>::borrow(data) };
-        // The members' MAD agents and REQ listeners.
-        T::gsi_members(&borrowed).release_all();
-    }
-    // SAFETY: the device's reference, given by `OwnedDevice::new`; the core
-    // destroyed every object first, so nothing borrows it any more.
-    drop(unsafe { <T::Data as ForeignOwnable>::from_foreign(data) });
+    // The members still attached (the core unregistered the device on its
+    // own, `rdma link del`): their registration references go last, after
+    // every object made on them, so their own unregistration can finish.
+    let held = c.inner.objects.lock().take_all();
+    drop(held);
 }
 
 /// The objects lock, held.

@@ -21,7 +21,8 @@ use super::{
     gsi::GsiPorts,
     gsi_member::GsiMembers,
     gsi_send::GsiWindow,
-    mr::{MemberDevice, MrTable, MrWindow},
+    member_device::{IbDevice, MemberDevice},
+    mr::{MrTable, MrWindow},
     pd::{MemberPd, NewPd, Pd, PdSet},
     qp_path::{PathCounters, QpIds, QpWindow},
     qp_set::QpPaths,
@@ -309,10 +310,11 @@ impl ObjectsGuard<'_> {
     /// Member `slot`'s device and port, while it is attached.
     pub(crate) fn member(&self, slot: usize) -> Option<(LockedMember<'_>, u32)> {
         let (dev, port) = self.slots.as_ref()?.get(slot)?;
-        // SAFETY: under the objects lock, which the result cannot outlive,
-        // the member's device stays registered; its detach, under that
-        // lock, frees the member PDs, CQs and QPs made on it first.
-        let dev = unsafe { MemberDevice::from_raw(dev) };
+        // SAFETY: the slot holds a registration reference, which it keeps
+        // under the objects lock (the result cannot outlive it); the
+        // member's detach, under that lock, frees the member PDs, CQs and
+        // QPs made on it before it empties the slot.
+        let dev = unsafe { MemberDevice::from_raw(dev.as_non_null()) };
         Some((
             LockedMember {
                 dev,
@@ -353,17 +355,19 @@ impl ObjectsGuard<'_> {
         r
     }
 
-    /// Member `slot` hosts objects on `dev` from now on; NULL empties it.
+    /// Member `slot` hosts objects on `dev` from now on; `None` empties
+    /// it. The device it held before.
     ///
     /// # Safety
     ///
-    /// `dev` must be NULL or a device that stays registered until the slot
-    /// is emptied again, after its objects there are gone.
+    /// When emptying the slot, every object made on its device must be
+    /// gone (a [`MemberDevice`] lent out by [`ObjectsGuard::member`] or the
+    /// MR table is valid only while the slot holds the device).
     pub(super) unsafe fn set_member(
         &mut self,
         slot: usize,
-        dev: *mut bindings::ib_device,
-    ) -> Result {
+        dev: Option<IbDevice>,
+    ) -> Result<Option<IbDevice>> {
         self.slots.as_mut().ok_or(EINVAL)?.set(slot, dev)
     }
 }

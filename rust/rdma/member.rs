@@ -16,9 +16,9 @@
 use kernel::prelude::*;
 
 use super::{
-    bindings,
     cq::Cq,
     device::{Device, DeviceOps},
+    member_device::IbDevice,
     qp_path::QpWindow,
     qp_set,
 };
@@ -41,40 +41,39 @@ fn check_slot(slot: usize) -> Result {
 
 impl Device {
     /// Member `slot`'s device is `dev` from now on: new objects may go
-    /// there. Attaching the device a slot has is a no-op; another one is
-    /// `EBUSY` (the old one was never detached). May sleep.
+    /// there, and the slot keeps `dev`'s registration reference until
+    /// [`Device::detach_member`] or `.dealloc_driver`. Attaching the device
+    /// a slot has is a no-op; another one is `EBUSY` (the old one was never
+    /// detached). May sleep.
     ///
     /// # Safety
     ///
-    /// The device's ops table must be `T`'s; `dev` must stay registered
-    /// until [`Device::detach_member`] of `slot` has returned.
-    pub(crate) unsafe fn attach_member<T: DeviceOps>(
-        &self,
-        slot: usize,
-        dev: *mut bindings::ib_device,
-    ) -> Result {
+    /// The device's ops table must be `T`'s.
+    pub(crate) unsafe fn attach_member<T: DeviceOps>(&self, slot: usize, dev: IbDevice) -> Result {
         check_slot(slot)?;
         // SAFETY: the table is `T`'s, as the caller guarantees.
         let data = unsafe { self.driver_data::<T::Data>() }?;
         let mut guard = self.lock_objects();
         if let Some((held, _)) = guard.member(slot) {
-            return if held.as_raw() == dev {
+            return if held.as_raw() == dev.as_raw() {
                 Ok(())
             } else {
                 Err(EBUSY)
             };
         }
-        // SAFETY: the caller keeps `dev` registered past the detach, which
-        // drops the table's hold first.
-        unsafe { T::mrs(&data).attach(slot, dev) }?;
-        // SAFETY: `dev` stays registered until the detach clears the slot.
-        unsafe { guard.set_member(slot, dev) }.inspect_err(|_| T::mrs(&data).detach(slot))?;
+        let raw = dev.as_raw();
+        // SAFETY: the slot holds `dev` from just below until the detach,
+        // which drops the table's hold and the member PDs first.
+        unsafe { T::mrs(&data).attach(slot, raw) }?;
+        // SAFETY: the slot was empty, so no object is left on a device.
+        unsafe { guard.set_member(slot, Some(dev)) }.inspect_err(|_| T::mrs(&data).detach(slot))?;
         let port = guard.member(slot).map_or(1, |(_, port)| port);
         // SAFETY: the table is `T`'s; the driver data holding both tables
         // outlives the agents and listeners (the device releases them
-        // first, in `.dealloc_driver`); `dev` stays registered until
-        // the detach drops what it takes.
-        unsafe { T::gsi_members(&data).attach::<T>(self, T::gsi_ports(&data), slot, dev, port) };
+        // first, in `.dealloc_driver`); the slot holds the device until
+        // after the detach dropped what the agents take, and
+        // `.dealloc_driver` releases them before it empties the slots.
+        unsafe { T::gsi_members(&data).attach::<T>(self, T::gsi_ports(&data), slot, raw, port) };
         drop(guard);
         Ok(())
     }
@@ -122,14 +121,16 @@ impl Device {
         T::cqs(&data).for_each(Cq::free_unhooked);
         T::mrs(&data).detach(slot);
         T::pds(&data).for_each(|pd| T::member_gone(pd, slot));
-        // SAFETY: NULL empties the slot; the member's objects are all gone.
-        let cleared = unsafe { guard.set_member(slot, core::ptr::null_mut()) };
-        debug_assert!(cleared.is_ok());
+        // SAFETY: the member's objects are all gone.
+        let held = unsafe { guard.set_member(slot, None) };
+        debug_assert!(held.is_ok());
         // Consumers learn of the flushes, then that the QPs are dead.
         T::cqs(&data).for_each(Cq::kick_later);
         qp_set::report_fatal(T::qp_paths(&data), slot);
         drop(guard);
         drop(gsi);
+        // The device's registration reference, after the agents on it.
+        drop(held);
         Some(Departure {
             qps,
             flushed: counters.flushed().saturating_sub(flushed),

@@ -19,6 +19,7 @@ pub(crate) mod gsi_member;
 pub(crate) mod gsi_send;
 pub(crate) mod irq_lock;
 pub(crate) mod member;
+pub(crate) mod member_device;
 pub(crate) mod mr;
 pub(crate) mod pd;
 pub(crate) mod qp;

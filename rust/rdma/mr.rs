@@ -20,7 +20,6 @@ use kernel::{
     ffi::{c_int, c_uint},
     new_mutex,
     prelude::*,
-    str::CStr,
     sync::Mutex,
     types::Opaque,
 };
@@ -28,6 +27,7 @@ use kernel::{
 use super::{
     bindings,
     device::{Adapter, Device, DeviceOps},
+    member_device::MemberDevice,
     pd::{MemberPd, Pd},
     rcu,
     xarray::XArray,
@@ -167,54 +167,12 @@ pub(crate) enum MrWindow {
     MemberAlloc,
 }
 
-/// A member's RDMA device, as the table holds it between the member's
-/// attach and detach.
-///
-/// # Invariants
-///
-/// `0` is a registered device that stays registered while the table holds
-/// it and until every [`MemberPd`] made on it through the table is
-/// dropped (see [`MrTable::attach`]).
-pub(crate) struct MemberDevice(NonNull<bindings::ib_device>);
-
-// SAFETY: a registered device may be used from any thread.
-unsafe impl Send for MemberDevice {}
-// SAFETY: as above.
-unsafe impl Sync for MemberDevice {}
-
-impl MemberDevice {
-    /// Member device `dev`, as the device's objects lock holds it.
-    ///
-    /// # Safety
-    ///
-    /// `dev` must stay registered while the handle lives and until every
-    /// [`MemberPd`] made on it is dropped.
-    pub(super) unsafe fn from_raw(dev: NonNull<bindings::ib_device>) -> Self {
-        // INVARIANT: as the caller guarantees.
-        Self(dev)
-    }
-
-    /// The `ib_device`, for the member objects made on it.
-    pub(super) fn as_raw(&self) -> *mut bindings::ib_device {
-        self.0.as_ptr()
-    }
-
-    /// The device's name, e.g. `rxe0`, for a log line.
-    pub(crate) fn name(&self) -> &CStr {
-        // SAFETY: by the type invariant the device is registered. Its name
-        // is an array in it whose last byte is always NUL (zeroed at
-        // allocation; names are shorter), so the read stops inside it even
-        // if a rename (`strscpy`) runs meanwhile and the line shows a mix.
-        unsafe { CStr::from_char_ptr((*self.0.as_ptr()).name.as_ptr()) }
-    }
-}
-
 impl MemberPd {
     /// Allocates a PD on member device `dev`. May sleep.
     pub(crate) fn alloc_on(dev: &MemberDevice) -> Result<Self> {
         // SAFETY: by `MemberDevice`'s invariant the device stays
         // registered until the PD is dropped.
-        unsafe { Self::alloc(dev.0.as_ptr()) }
+        unsafe { Self::alloc(dev.as_raw()) }
     }
 }
 
@@ -261,8 +219,8 @@ impl MrTable {
         let dev = NonNull::new(dev).ok_or(EINVAL)?;
         let mut members = self.members.lock();
         let entry = members.get_mut(slot).ok_or(EINVAL)?;
-        // INVARIANT: as the caller guarantees.
-        *entry = Some(MemberDevice(dev));
+        // SAFETY: as the caller guarantees.
+        *entry = Some(unsafe { MemberDevice::from_raw(dev) });
         Ok(())
     }
 

@@ -9,11 +9,12 @@
 #![deny(unsafe_code)]
 
 use crate::{
-    ffi::{IbDevice, MAX_MEMBERS, MAX_SGE},
+    ffi::{MAX_MEMBERS, MAX_SGE},
     policy::{
         caps::{self, DeviceCaps, Limit},
         port,
     },
+    rdma::member_device::IbDevice,
     rdma::{
         bindings,
         device::{Device, DeviceAttr},

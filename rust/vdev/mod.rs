@@ -26,7 +26,8 @@ use crate::{
         gsi::GsiPorts,
         gsi_member::GsiMembers,
         gsi_send::GsiWindow,
-        mr::{MemberDevice, MrTable, MrWindow},
+        member_device::MemberDevice,
+        mr::{MrTable, MrWindow},
         pd::{MemberPd, NewPd, Pd, PdSet},
         qp_path::{self, PathCounters, QpIds, QpWindow},
         qp_set::QpPaths,
@@ -35,6 +36,7 @@ use crate::{
 };
 
 pub(crate) mod attrs;
+pub(crate) mod handle;
 pub(crate) mod pd;
 pub(crate) mod ports;
 pub(crate) mod qpns;
