@@ -15,7 +15,7 @@ help:
 	@echo '  make modules_install     install it under /lib/modules/<release>/updates, run depmod'
 	@echo '                           (INSTALL_MOD_PATH=DIR installs below DIR instead)'
 	@echo '  make MRBOND_FAULT_INJECT=1   the test build: fault-injection points, and the test'
-	@echo '                           modules (KUnit suite, mrbond_kperf, the DCB test double)'
+	@echo '                           modules (KUnit suite, mrbond_kperf, the DCB and DMA test doubles)'
 	@echo '  make clippy              the build with the kernel'"'"'s Clippy lints'
 	@echo '  make check               host tests of the policy core (cargo test)'
 	@echo '  make guest-install       install into the testbed guest'"'"'s module tree'
@@ -30,14 +30,18 @@ preflight:
 	@grep -qx 'CONFIG_RUST=y' $(KDIR)/include/config/auto.conf 2>/dev/null || \
 		{ echo "rdma_mrbond: the kernel at $(KDIR) has no CONFIG_RUST=y, so it cannot load Rust modules" >&2; exit 1; }
 
-modules: preflight
+modules: preflight $(if $(filter 1,$(MRBOND_FAULT_INJECT)),rxe-dma-sources)
 	$(KMAKE) modules
+
+# The test build's DMA double is rdma_rxe's sources, patched.
+rxe-dma-sources: preflight
+	bash selftests/rdma_mrbond/rxe_dma/prepare.sh $(KDIR)
 
 modules_install: modules
 	$(KMAKE) modules_install
 
 # Kbuild only lints what it recompiles: force every Rust crate root.
-clippy: preflight
+clippy: preflight $(if $(filter 1,$(MRBOND_FAULT_INJECT)),rxe-dma-sources)
 	touch rust/*_main.rs rust/kunit/*.rs
 	$(KMAKE) CLIPPY=1 modules
 
@@ -50,4 +54,4 @@ check:
 clean:
 	$(KMAKE) clean
 
-.PHONY: all help preflight modules modules_install clippy guest-install check clean
+.PHONY: all help preflight modules rxe-dma-sources modules_install clippy guest-install check clean

@@ -9,6 +9,8 @@
 # members, QPN collisions, wrong-member keys, exactly-once completion while
 # a member's link goes down or the member is removed, and an NVMe-oF
 # controller over the bond that survives both with fio verifying its data.
+# Last, the DMA test double on its own: payloads intact through swiotlb,
+# and kernel virtual addresses refused.
 . "$(dirname "$0")/lib.sh"
 
 CTL=${MRBOND_CTL:?path of mrbondctl}
@@ -572,6 +574,49 @@ test_nvme_teardown() {
 	modprobe -r nvme-rdma nvmet-rdma
 }
 
+# The DMA test double (rdma_rxe_dma, selftests/rdma_mrbond/rxe_dma/): a
+# software RoCE device that needs DMA mapping as a PCI HCA does, here on
+# m0 beside rxe0, in a guest booted with swiotlb=force (testbed.py).
+DMA_GID=198.18.10.1
+dma_refused() { cat /sys/module/rdma_rxe_dma/parameters/refused; }
+
+test_dma_double_kperf_payload() {
+	grep -qw swiotlb=force /proc/cmdline || { echo "guest not booted with swiotlb=force"; return 1; }
+	modprobe rdma_rxe_dma && rdma link add dma0 type rxe_dma netdev m0 || return 1
+	[[ $(readlink -f $SYS/dma0/device) == */platform/rdma_rxe_dma* ]] ||
+		{ echo "dma0 has no DMA device: $(readlink -f $SYS/dma0/device)"; return 1; }
+	local before rc=0 mode
+	before=$(dma_refused)
+	# Every buffer mapped, synced and unmapped by kperf, bounced by swiotlb:
+	# its payload checks see any copy that went missing.
+	for mode in bw lat stream; do
+		kperf "$TB_TMP/dma-$mode" dev=dma0 gid=$DMA_GID mode=$mode qps=2 iters=200 \
+			duration_ms=2000 || { echo "$mode: $(cat "$TB_TMP/dma-$mode")"; rc=1; }
+	done
+	echo "refused $(dma_refused) (before $before)"
+	[[ $(dma_refused) == "$before" ]] || rc=1
+	return $rc
+}
+
+test_dma_double_refuses_unmapped() {
+	local before
+	before=$(dma_refused)
+	# Kernel virtual addresses, right for rxe's virtual DMA...
+	kperf "$TB_TMP/rxe-unmapped" dev=rxe0 gid=$DMA_GID mode=lat qps=1 iters=20 unmapped=1 ||
+		{ echo "rxe0: $(cat "$TB_TMP/rxe-unmapped")"; return 1; }
+	# ...are no mapping of the double's device: refused, the run fails.
+	if kperf "$TB_TMP/dma-unmapped" dev=dma0 gid=$DMA_GID mode=lat qps=1 iters=20 unmapped=1; then
+		echo "an unmapped run passed on the double"
+		return 1
+	fi
+	echo "dma0 unmapped: $(field "$TB_TMP/dma-unmapped" status), refused $(dma_refused) (before $before)"
+	(($(dma_refused) > before)) || return 1
+	# The double still carries a mapped run.
+	kperf "$TB_TMP/dma-after" dev=dma0 gid=$DMA_GID mode=lat qps=1 iters=20 ||
+		{ echo "after: $(cat "$TB_TMP/dma-after")"; return 1; }
+	rdma link del dma0 && modprobe -r rdma_rxe_dma
+}
+
 test_nothing_leaked() {
 	local p rc=0
 	for p in 1 2; do
@@ -585,7 +630,7 @@ test_unload() {
 	modprobe -r mrbond_kperf && "$CTL" bond del mrbond0 && modprobe -r rdma_mrbond
 }
 
-ktap_header 27
+ktap_header 29
 if ! out=$(setup 2>&1); then
 	echo "$out" | sed 's/^/# /'
 	echo "Bail out! T0 data path setup failed"
@@ -615,6 +660,8 @@ run_test nvme_fio_verify test_nvme_fio
 run_test nvme_survives_member_link_down test_nvme_link_down
 run_test nvme_survives_member_removal test_nvme_member_removed
 run_test nvme_teardown test_nvme_teardown
+run_test dma_double_kperf_payload test_dma_double_kperf_payload
+run_test dma_double_refuses_unmapped test_dma_double_refuses_unmapped
 run_test nothing_leaked test_nothing_leaked
 kmemleak_test
 run_test unload test_unload

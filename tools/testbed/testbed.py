@@ -145,6 +145,12 @@ class Guest:
                # Mounted explicitly: a clone under /var/tmp would otherwise be
                # hidden by the tmpfs virtme-init mounts there.
                "--rodir", a.root]
+        # Every DMA mapping bounces through swiotlb: a DMA-mapping member
+        # (the rdma_rxe_dma double) then sees stale or foreign data when a
+        # map, sync or unmap is missing, and refuses any address outside
+        # the pool. Users that bypass the DMA API (virtio without
+        # ACCESS_PLATFORM, rxe's virtual DMA) are not affected.
+        cmd.append("--append=swiotlb=force")
         if not a.kvm:
             cmd.append("--disable-kvm")
         for opt in qemu:

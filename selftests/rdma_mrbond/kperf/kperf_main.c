@@ -67,6 +67,12 @@
  *                     qps>=2 [0]
  *   pd_per_pair=0|1   one PD for every QP, or one PD per pair [0]
  *   global_rkey=0|1   the PDs ask for an unsafe global rkey [0]
+ *   unmapped=0|1      buffers are not DMA-mapped: the SGEs and the FRWR
+ *                     page list carry kernel virtual addresses, right only
+ *                     for a virtual-DMA device (rxe). On one that needs
+ *                     DMA mapping the run must fail with error completions
+ *                     or a refused mapping, never a stray write: the test
+ *                     of a DMA test double's strictness [0]
  *
  * QP creation order, with pd_per_pair=0: the PD, then all qps "A" QPs
  * (A_0..A_n-1), then all "B" QPs (B_0..B_n-1), then the buffers and MRs; A_i
@@ -214,6 +220,7 @@ struct kperf_params {
 	u32 armed_cq_ms;
 	u32 fatal_qp_ms;
 	u32 global_rkey;
+	u32 unmapped;
 };
 
 /* Head of every SEND payload; the rest is a pattern seeded by it. */
@@ -341,6 +348,27 @@ struct kperf_run {
 	int rc;
 	char error[160];
 };
+
+/* DMA calls, skipped for an unmapped=1 run. */
+static void kperf_unmap(struct kperf_run *r, u64 dma, u32 len, enum dma_data_direction dir)
+{
+	if (!r->p.unmapped)
+		ib_dma_unmap_single(r->dev, dma, len, dir);
+}
+
+static void kperf_sync_for_device(struct kperf_run *r, u64 dma, u32 len,
+				  enum dma_data_direction dir)
+{
+	if (!r->p.unmapped)
+		ib_dma_sync_single_for_device(r->dev, dma, len, dir);
+}
+
+static void kperf_sync_for_cpu(struct kperf_run *r, u64 dma, u32 len,
+			       enum dma_data_direction dir)
+{
+	if (!r->p.unmapped)
+		ib_dma_sync_single_for_cpu(r->dev, dma, len, dir);
+}
 
 static struct dentry *kperf_dir;
 static DEFINE_MUTEX(kperf_run_lock);
@@ -531,7 +559,7 @@ static int kperf_post_data(struct kperf_ep *ep, enum kperf_op op)
 	wr.wr.send_flags = IB_SEND_SIGNALED;
 	if (op == KPERF_OP_SEND) {
 		kperf_fill_msg(ep, s->buf, ep->send_seq);
-		ib_dma_sync_single_for_device(r->dev, s->dma, r->p.size, DMA_TO_DEVICE);
+		kperf_sync_for_device(r, s->dma, r->p.size, DMA_TO_DEVICE);
 		sge.addr = s->dma;
 		wr.wr.opcode = IB_WR_SEND;
 	} else {
@@ -572,7 +600,7 @@ static int kperf_post_recv(struct kperf_ep *ep)
 	wr.wr_cqe = &s->cqe;
 	wr.sg_list = &sge;
 	wr.num_sge = 1;
-	ib_dma_sync_single_for_device(r->dev, s->dma, r->p.size, DMA_FROM_DEVICE);
+	kperf_sync_for_device(r, s->dma, r->p.size, DMA_FROM_DEVICE);
 	kperf_slot_mark(s, KPERF_OP_RECV, true);
 	ret = ib_post_recv(ep->qp, &wr, NULL);
 	if (ret) {
@@ -754,7 +782,7 @@ static void kperf_recv_done(struct kperf_ep *ep, struct kperf_slot *s, struct ib
 {
 	struct kperf_run *r = ep->run;
 
-	ib_dma_sync_single_for_cpu(r->dev, s->dma, r->p.size, DMA_FROM_DEVICE);
+	kperf_sync_for_cpu(r, s->dma, r->p.size, DMA_FROM_DEVICE);
 	if (r->p.mode == KPERF_KEYCHECK) {
 		/* A probe SEND got through: pair 0's bytes, not a message. */
 		r->kc_recv++;
@@ -957,6 +985,10 @@ static int kperf_wait_fail(struct kperf_run *r, int ret, const char *what)
 static int kperf_map(struct kperf_run *r, void *buf, u32 len, enum dma_data_direction dir,
 		     u64 *dma)
 {
+	if (r->p.unmapped) {
+		*dma = (uintptr_t)buf;
+		return 0;
+	}
 	*dma = ib_dma_map_single(r->dev, buf, len, dir);
 	if (ib_dma_mapping_error(r->dev, *dma)) {
 		*dma = 0;
@@ -1005,7 +1037,7 @@ static void kperf_queue_free(struct kperf_run *r, struct kperf_queue *q)
 		struct kperf_slot *s = &q->slots[i];
 
 		if (s->dma)
-			ib_dma_unmap_single(r->dev, s->dma, r->p.size, q->dir);
+			kperf_unmap(r, s->dma, r->p.size, q->dir);
 		kfree(s->buf);
 	}
 	kfree(q->slots);
@@ -1409,7 +1441,7 @@ static int kperf_bw(struct kperf_run *r)
 		if (a->abandoned)
 			continue;
 		kperf_fill(a->wsrc, 0, size, kperf_seed(a->pair, a->side, last));
-		ib_dma_sync_single_for_device(r->dev, a->wsrc_dma, size, DMA_TO_DEVICE);
+		kperf_sync_for_device(r, a->wsrc_dma, size, DMA_TO_DEVICE);
 		if (kperf_post_data(a, KPERF_OP_WRITE))
 			return -EIO;
 	}
@@ -1422,7 +1454,7 @@ static int kperf_bw(struct kperf_run *r)
 
 		if (r->eps[i].abandoned)
 			continue;
-		ib_dma_sync_single_for_cpu(r->dev, b->tgt_dma, size, DMA_BIDIRECTIONAL);
+		kperf_sync_for_cpu(r, b->tgt_dma, size, DMA_BIDIRECTIONAL);
 		bad = kperf_check(b->tgt, 0, size, kperf_seed(i, 0, last), &first);
 		if (!bad)
 			continue;
@@ -1733,7 +1765,7 @@ static void kperf_stream_verify(struct kperf_run *r)
 		}
 		if (!peer->writes_ok)
 			continue;
-		ib_dma_sync_single_for_cpu(r->dev, ep->tgt_dma, size, DMA_BIDIRECTIONAL);
+		kperf_sync_for_cpu(r, ep->tgt_dma, size, DMA_BIDIRECTIONAL);
 		bad = kperf_check(ep->tgt, 0, size, kperf_seed(peer->pair, peer->side, 0), &first);
 		if (!bad)
 			continue;
@@ -1817,9 +1849,9 @@ static void kperf_teardown(struct kperf_run *r)
 		kperf_queue_free(r, &ep->sq);
 		kperf_queue_free(r, &ep->rq);
 		if (ep->wsrc_dma)
-			ib_dma_unmap_single(r->dev, ep->wsrc_dma, r->p.size, DMA_TO_DEVICE);
+			kperf_unmap(r, ep->wsrc_dma, r->p.size, DMA_TO_DEVICE);
 		if (ep->tgt_dma)
-			ib_dma_unmap_single(r->dev, ep->tgt_dma, r->p.size, DMA_BIDIRECTIONAL);
+			kperf_unmap(r, ep->tgt_dma, r->p.size, DMA_BIDIRECTIONAL);
 		kfree(ep->wsrc);
 		kfree(ep->tgt);
 	}
@@ -2025,6 +2057,7 @@ static const struct kperf_key kperf_keys[] = {
 	{ "armed_cq_ms", offsetof(struct kperf_params, armed_cq_ms), 0, 60000 },
 	{ "fatal_qp_ms", offsetof(struct kperf_params, fatal_qp_ms), 0, 60000 },
 	{ "global_rkey", offsetof(struct kperf_params, global_rkey), 0, 1 },
+	{ "unmapped", offsetof(struct kperf_params, unmapped), 0, 1 },
 };
 
 static int kperf_parse_kv(struct kperf_params *p, const char *key, const char *val,
