@@ -53,6 +53,23 @@ pub enum Limit {
     MaxFastRegPageListLen,
 }
 
+/// `IB_DEVICE_UD_AV_PORT_ENFORCE` (`enum ib_device_cap_flags`).
+pub const CAP_UD_AV_PORT_ENFORCE: u64 = 1 << 6;
+/// `IB_DEVICE_CURR_QP_STATE_MOD`.
+pub const CAP_CURR_QP_STATE_MOD: u64 = 1 << 7;
+/// `IB_DEVICE_RC_RNR_NAK_GEN`.
+pub const CAP_RC_RNR_NAK_GEN: u64 = 1 << 12;
+
+/// The member capability flags a vdev inherits unchanged, because they
+/// only describe how a member's own QPs behave and every vdev QP lives on
+/// one member. Every other flag is dropped until the data path implements
+/// it (MWs, XRC, SRQ resize, flush/atomic write, APM, raw packet, checksum
+/// offloads, flow steering). A member's `kernel_cap_flags` (mlx5's
+/// `IBK_SG_GAPS_REG`, `IBK_INTEGRITY_HANDOVER`) are never inherited: the
+/// vdev's MRs are its own, and it sets its own kernel flags.
+pub const INHERITED_CAP_FLAGS: u64 =
+    CAP_UD_AV_PORT_ENFORCE | CAP_CURR_QP_STATE_MOD | CAP_RC_RNR_NAK_GEN;
+
 /// How many [`Limit`]s there are.
 pub const LIMIT_COUNT: usize = 17;
 

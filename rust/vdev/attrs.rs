@@ -21,15 +21,20 @@ use crate::{
     },
 };
 
-/// Member capabilities the vdev inherits unchanged, because they only
-/// describe how a member's own QPs behave and every vdev QP lives on one
-/// member. Every other flag is dropped until the data path implements it
-/// (MWs, XRC, SRQ resize, flush/atomic write, APM, raw packet, checksum
-/// offloads, flow steering).
-// `enum ib_device_cap_flags` is a C `unsigned long`: 64 bits here.
-const CAP_INHERITED: u64 = (bindings::ib_device_cap_flags_IB_DEVICE_RC_RNR_NAK_GEN
-    | bindings::ib_device_cap_flags_IB_DEVICE_CURR_QP_STATE_MOD
-    | bindings::ib_device_cap_flags_IB_DEVICE_UD_AV_PORT_ENFORCE) as u64;
+// The policy's flag numbers are the kernel's.
+const _: () = {
+    assert!(
+        caps::CAP_UD_AV_PORT_ENFORCE
+            == bindings::ib_device_cap_flags_IB_DEVICE_UD_AV_PORT_ENFORCE as u64
+    );
+    assert!(
+        caps::CAP_CURR_QP_STATE_MOD
+            == bindings::ib_device_cap_flags_IB_DEVICE_CURR_QP_STATE_MOD as u64
+    );
+    assert!(
+        caps::CAP_RC_RNR_NAK_GEN == bindings::ib_device_cap_flags_IB_DEVICE_RC_RNR_NAK_GEN as u64
+    );
+};
 
 /// What the vdev provides itself: port events, its own system image, and
 /// FRWR (`alloc_mr`, `map_mr_sg`, REG_MR and LOCAL_INV are proxied).
@@ -50,7 +55,7 @@ pub(crate) fn freeze(members: &[Option<&IbDevice>; MAX_MEMBERS]) -> DeviceCaps {
         *slot = m.caps();
         n = n.saturating_add(1);
     }
-    let mut caps = caps::intersect(all.get(..n).unwrap_or(&[]), CAP_INHERITED);
+    let mut caps = caps::intersect(all.get(..n).unwrap_or(&[]), caps::INHERITED_CAP_FLAGS);
     // ULPs size max_send_sge from max_sge_rd too (nvmet takes the larger).
     for limit in [Limit::MaxSendSge, Limit::MaxRecvSge, Limit::MaxSgeRd] {
         caps.clamp(limit, u64::from(MAX_SGE));
