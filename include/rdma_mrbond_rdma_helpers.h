@@ -107,6 +107,17 @@ struct ib_qp *mrbond_rdma_create_qp(struct ib_pd *pd,
 int mrbond_rdma_post_send(struct ib_qp *qp, const struct ib_send_wr *wr);
 int mrbond_rdma_post_recv(struct ib_qp *qp, const struct ib_recv_wr *wr);
 
+/*
+ * ib_dma_map_single() of kernel virtual address @kva on member @dev, for a
+ * member that needs DMA mapping (rust/rdma/dma.rs): -EFAULT for an address
+ * outside the linear map, -ENOMEM if the mapping failed; the DMA address
+ * in @dma.
+ */
+int mrbond_rdma_dma_map(struct ib_device *dev, u64 kva, u32 len, bool to_device,
+			u64 *dma);
+/* ib_dma_unmap_single() of what mrbond_rdma_dma_map() mapped. */
+void mrbond_rdma_dma_unmap(struct ib_device *dev, u64 dma, u32 len, bool to_device);
+
 /* spin_lock_irqsave() and spin_unlock_irqrestore() (macros). */
 unsigned long mrbond_rdma_spin_lock_irqsave(spinlock_t *lock);
 void mrbond_rdma_spin_unlock_irqrestore(spinlock_t *lock, unsigned long flags);

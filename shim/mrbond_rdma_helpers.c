@@ -174,6 +174,29 @@ int mrbond_rdma_post_recv(struct ib_qp *qp, const struct ib_recv_wr *wr)
 	return ib_post_recv(qp, wr, &bad);
 }
 
+int mrbond_rdma_dma_map(struct ib_device *dev, u64 kva, u32 len, bool to_device,
+			u64 *dma)
+{
+	void *buf = (void *)(uintptr_t)kva;
+	u64 addr;
+
+	/* Only the linear map is DMA-mappable by address. */
+	if (!len || !virt_addr_valid(buf) || !virt_addr_valid(buf + len - 1))
+		return -EFAULT;
+	addr = ib_dma_map_single(dev, buf, len,
+				 to_device ? DMA_TO_DEVICE : DMA_FROM_DEVICE);
+	if (ib_dma_mapping_error(dev, addr))
+		return -ENOMEM;
+	*dma = addr;
+	return 0;
+}
+
+void mrbond_rdma_dma_unmap(struct ib_device *dev, u64 dma, u32 len, bool to_device)
+{
+	ib_dma_unmap_single(dev, dma, len,
+			    to_device ? DMA_TO_DEVICE : DMA_FROM_DEVICE);
+}
+
 unsigned long mrbond_rdma_spin_lock_irqsave(spinlock_t *lock)
 {
 	unsigned long flags;

@@ -223,6 +223,20 @@ impl MemberDevice {
         self.0.as_ptr()
     }
 
+    /// As [`MemberDevice::as_raw`].
+    pub(super) fn as_non_null(&self) -> NonNull<bindings::ib_device> {
+        self.0
+    }
+
+    /// Whether the device needs the buffers it is given DMA-mapped for it
+    /// (`!ib_uses_virt_dma()`): a PCI HCA, not software RoCE.
+    pub(crate) fn needs_dma_mapping(&self) -> bool {
+        // SAFETY: by the type invariant the device is registered; its DMA
+        // device is set before registration and not written after.
+        let dma_device = unsafe { (*self.0.as_ptr()).dma_device };
+        !(cfg!(CONFIG_INFINIBAND_VIRT_DMA) && dma_device.is_null())
+    }
+
     /// The device's name, e.g. `rxe0`, for a log line.
     pub(crate) fn name(&self) -> &CStr {
         // SAFETY: by the type invariant the device is registered. Its name

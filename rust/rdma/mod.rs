@@ -14,6 +14,7 @@ pub(crate) mod cm;
 pub(crate) mod container;
 pub(crate) mod cq;
 pub(crate) mod device;
+pub(crate) mod dma;
 pub(crate) mod gsi;
 pub(crate) mod gsi_member;
 pub(crate) mod gsi_send;

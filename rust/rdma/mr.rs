@@ -29,6 +29,7 @@ use super::{
     device::{Adapter, Device, DeviceOps},
     member_device::MemberDevice,
     pd::{MemberPd, Pd},
+    ratelimit::RateLimit,
     rcu,
     xarray::XArray,
 };
@@ -443,6 +444,19 @@ impl<T: DeviceOps> Adapter<T> {
         let members = mrs.members.lock();
         let slot = T::mr_member(pd)?;
         let dev = members.get(slot).and_then(Option::as_ref).ok_or(ENODEV)?;
+        // The pages an MR maps are kernel virtual addresses here, which a
+        // member that needs DMA mapping must not be given: refused until
+        // `map_mr_sg` maps them on the member.
+        if dev.needs_dma_mapping() {
+            static REFUSED: RateLimit = RateLimit::new();
+            if REFUSED.allow() {
+                pr_warn!(
+                    "FRWR MR refused on {}: it needs DMA mapping, not done for MRs yet\n",
+                    dev.name()
+                );
+            }
+            return Err(super::eopnotsupp());
+        }
         T::mr_window(MrWindow::MemberAlloc);
         let mmr = T::with_member_pd(pd, slot, dev, |mpd| {
             let mr_type = bindings::ib_mr_type_IB_MR_TYPE_MEM_REG;

@@ -30,6 +30,7 @@ use super::{
     cm::CmRecord,
     cq::Cq,
     device::{Adapter, Device, DeviceOps, ObjectsGuard},
+    dma::MemberDma,
     gsi::GsiQp,
     pd::{MemberPd, Pd},
     qp_path::{MemberCounters, NewQpPath, QpPath},
@@ -268,6 +269,12 @@ impl<T: DeviceOps> Adapter<T> {
             Ok((mqp, minit.cap, mpd.local_dma_lkey()))
         });
         let (mqp, cap, lkey) = made?;
+        // SAFETY: the member slot holds its device until its detach, which
+        // destroys this QP's member QP and undoes its mappings first, as
+        // `destroy_qp` does under the objects lock.
+        let dma = mdev
+            .needs_dma_mapping()
+            .then(|| unsafe { MemberDma::new(mdev.as_non_null()) });
         let qpn = mqp.qp_num();
         let new = NewQpPath {
             qp: ibqp,
@@ -278,6 +285,9 @@ impl<T: DeviceOps> Adapter<T> {
             local_dma_lkey: lkey,
             send_wrs: cap.max_send_wr,
             recv_wrs: cap.max_recv_wr,
+            send_sges: cap.max_send_sge,
+            recv_sges: cap.max_recv_sge,
+            dma,
             cm: NonNull::from(&*cm),
         };
         // SAFETY: the QP, its CQs and the record live until `destroy_qp`
@@ -395,12 +405,12 @@ impl<T: DeviceOps> Adapter<T> {
                     // nor returns one the device synthesised for it:
                     // members may still hold CQEs of a destroyed QP (rxe
                     // does not purge them).
-                    let mqp = QpPath::end(rc.path, T::qp_ids(&data), T::qp_paths(&data), counters);
-                    if let Some(mqp) = mqp {
+                    let ids = T::qp_ids(&data);
+                    QpPath::end(rc.path, ids, T::qp_paths(&data), counters, |mqp| {
                         // INVARIANT: the path gave it up; destroyed here.
                         drop(MemberQpOwned(mqp));
                         counters.add_qps(-1);
-                    }
+                    });
                 }
                 T::quarantine_qpn(&data, qpn, rc.cm.aborted());
             }

@@ -7,7 +7,9 @@
 //! poll, [`QpPath::translate`]) or, once the member QP is gone, by a flush
 //! the device synthesises into the QP's CQ. No allocation and no sleeping
 //! here: the member's WR lives on the stack, the rings are sized at
-//! creation.
+//! creation. On a member that needs DMA mapping the rings also hold each
+//! WR's mappings ([`super::dma`]): made at the post, undone when the WR
+//! retires or, for WRs the member never completes, once its QP is gone.
 //!
 //! A member WR id names the QP ([`QpIds`]) and the WR's ring sequence
 //! ([`crate::policy::wrid`]).
@@ -25,9 +27,10 @@ use super::{
     cm::CmRecord,
     cq::{Cq, Polling, Wc},
     device::{Device, DeviceOps},
+    dma::{DmaMap, MemberDma},
     irq_lock::{new_spinlock_irq, SpinLockIrq},
     qp_set::QpPaths,
-    wr::{Refused, Target},
+    wr::{LocalDmaSges, Refused, Target},
     xarray::XArray,
 };
 use crate::policy::{wrid, MAX_MEMBERS};
@@ -178,27 +181,64 @@ struct WrSlot {
 struct Ring {
     /// A power of two entries, more than the queue's WRs.
     slots: KVVec<WrSlot>,
+    /// `sges` mappings per entry, in entry order, on a member that needs
+    /// DMA mapping; empty otherwise.
+    maps: KVVec<DmaMap>,
+    sges: usize,
     head: u64,
     tail: u64,
 }
 
 impl Ring {
-    fn new(wrs: u32) -> Result<Self> {
+    /// A ring for `wrs` WRs of up to `sges` SGEs each, mapped if `dma`.
+    fn new(wrs: u32, sges: u32, dma: bool) -> Result<Self> {
         let size = usize::try_from(wrs)?
             .checked_add(1)
             .and_then(usize::checked_next_power_of_two)
             .ok_or(EINVAL)?;
+        let sges = if dma {
+            usize::try_from(sges)?.min(MAX_SGE)
+        } else {
+            0
+        };
+        let maps = size.checked_mul(sges).ok_or(EINVAL)?;
         Ok(Self {
             slots: KVVec::from_elem(WrSlot::default(), size, GFP_KERNEL)?,
+            maps: KVVec::from_elem(DmaMap::default(), maps, GFP_KERNEL)?,
+            sges,
             head: 0,
             tail: 0,
         })
     }
 
-    fn slot(&mut self, seq: u64) -> Option<&mut WrSlot> {
+    fn index(&self, seq: u64) -> Option<usize> {
         // The length is a power of two: the mask picks the entry.
         let mask = self.slots.len().wrapping_sub(1);
-        self.slots.get_mut(usize::try_from(seq).ok()? & mask)
+        Some(usize::try_from(seq).ok()? & mask)
+    }
+
+    fn slot(&mut self, seq: u64) -> Option<&mut WrSlot> {
+        let i = self.index(seq)?;
+        self.slots.get_mut(i)
+    }
+
+    /// The mappings of the entry of `seq`: empty without DMA mapping.
+    fn maps(&mut self, seq: u64) -> &mut [DmaMap] {
+        let range = self.index(seq).and_then(|i| {
+            let start = i.checked_mul(self.sges)?;
+            Some(start..start.checked_add(self.sges)?)
+        });
+        match range {
+            Some(r) => self.maps.get_mut(r).unwrap_or(&mut []),
+            None => &mut [],
+        }
+    }
+
+    /// Undoes the mappings of the entry of `seq`, if any.
+    fn unmap(&mut self, seq: u64, dma: Option<&MemberDma>) {
+        if let Some(dma) = dma {
+            self.maps(seq).iter_mut().for_each(|m| dma.unmap(m));
+        }
     }
 
     fn len(&self) -> u64 {
@@ -232,13 +272,21 @@ impl Ring {
     }
 
     /// Completes every WR with a flush into `cq`, oldest first: the WRs the
-    /// member QP held when it went away and the ones posted since.
-    fn flush(&mut self, qp: *mut bindings::ib_qp, cq: &Cq, counters: &MemberCounters) {
+    /// member QP held when it went away and the ones posted since. Their
+    /// mappings are undone: the member QP is gone.
+    fn flush(
+        &mut self,
+        qp: *mut bindings::ib_qp,
+        cq: &Cq,
+        counters: &MemberCounters,
+        dma: Option<&MemberDma>,
+    ) {
         let mut wc = Wc::default();
         wc.set_flush(qp);
         let (mut n, mut pushed) = (0u64, 0u64);
         while self.tail != self.head {
             let tail = self.tail;
+            self.unmap(tail, dma);
             if let Some(slot) = self.slot(tail) {
                 wc.set_wr(slot.wr_id, slot.opcode);
                 if cq.push(&wc) {
@@ -286,6 +334,8 @@ pub(crate) struct QpPath {
     id: u32,
     /// The `local_dma_lkey` of the member PD.
     local_dma_lkey: u32,
+    /// The member device, if it needs the WRs' buffers DMA-mapped.
+    dma: Option<MemberDma>,
     /// The device's record of the QP's connection exchange.
     cm: NonNull<CmRecord>,
     /// Lock "mrbond:qp": the member QP and the shadow rings; held across
@@ -318,9 +368,13 @@ pub(crate) struct NewQpPath {
     pub(crate) slot: usize,
     pub(crate) member_qp: *mut bindings::ib_qp,
     pub(crate) local_dma_lkey: u32,
-    /// The queues' sizes, as the member QP was made.
+    /// The queues' sizes and SGEs per WR, as the member QP was made.
     pub(crate) send_wrs: u32,
     pub(crate) recv_wrs: u32,
+    pub(crate) send_sges: u32,
+    pub(crate) recv_sges: u32,
+    /// The member device, if it needs the WRs' buffers DMA-mapped.
+    pub(crate) dma: Option<MemberDma>,
     /// The device's record of the QP's connection exchange, which a
     /// member's departure ends ([`QpPath::abort_cm`]); it outlives the
     /// path.
@@ -352,7 +406,9 @@ impl QpPath {
             NonNull::new(new.member_qp).ok_or(EINVAL)?,
             new.cm,
         );
-        let (sq, rq) = (Ring::new(new.send_wrs)?, Ring::new(new.recv_wrs)?);
+        let dma = new.dma.is_some();
+        let sq = Ring::new(new.send_wrs, new.send_sges, dma)?;
+        let rq = Ring::new(new.recv_wrs, new.recv_sges, dma)?;
         // Reserved now, published once the path is complete.
         let id = ids.xa.reserve_cyclic(1, wrid::QP_ID_MAX)?;
         let path = KBox::pin_init(
@@ -363,6 +419,7 @@ impl QpPath {
                 slot: new.slot,
                 id,
                 local_dma_lkey: new.local_dma_lkey,
+                dma: new.dma,
                 cm,
                 // INVARIANT: as the caller guarantees, the member QP is live.
                 rings <- new_spinlock_irq!(
@@ -444,7 +501,7 @@ impl QpPath {
         if detaching {
             return false;
         }
-        ring.flush(self.qp.as_ptr(), self.cq(recv), counters);
+        ring.flush(self.qp.as_ptr(), self.cq(recv), counters, self.dma.as_ref());
         true
     }
 
@@ -518,7 +575,18 @@ impl QpPath {
         let mut m = bindings::mrbond_rdma_send::default();
         // SAFETY: as the caller guarantees, `wr` is a consumer's send WR
         // for this QP, whose member QP is live.
-        unsafe { target.send(wr, &mut m) }.map_err(|r| refused(r, counters))?;
+        let local = unsafe { target.send(wr, &mut m) }.map_err(|r| refused(r, counters))?;
+        if let Some(dma) = self.dma.as_ref() {
+            let to_device = sends_to_device(opcode);
+            map_sges(
+                dma,
+                &mut m.sge,
+                num_sge,
+                local,
+                to_device,
+                rings.sq.maps(head),
+            )?;
+        }
         // SAFETY: every variant of the copy starts with its `ib_send_wr`.
         unsafe {
             *m.__bindgen_anon_1
@@ -528,7 +596,10 @@ impl QpPath {
                 .wr_id
                 .as_mut() = wrid::encode(self.id, head, false)
         };
-        member.post_send(&m)?;
+        if let Err(e) = member.post_send(&m) {
+            rings.sq.unmap(head, self.dma.as_ref());
+            return Err(e);
+        }
         rings.sq.commit(counters);
         Ok(())
     }
@@ -588,10 +659,23 @@ impl QpPath {
         };
         let mut m = bindings::mrbond_rdma_recv::default();
         // SAFETY: `wr` is a consumer's receive WR, valid for the call.
-        unsafe { target.recv(wr, &mut m) }.map_err(|r| refused(r, counters))?;
+        let local = unsafe { target.recv(wr, &mut m) }.map_err(|r| refused(r, counters))?;
+        if let Some(dma) = self.dma.as_ref() {
+            map_sges(
+                dma,
+                &mut m.sge,
+                wr.num_sge,
+                local,
+                false,
+                rings.rq.maps(head),
+            )?;
+        }
         // SAFETY: writing either member of the union writes its 64 bits.
         unsafe { *m.wr.__bindgen_anon_1.wr_id.as_mut() = wrid::encode(self.id, head, true) };
-        member.post_recv(&m)?;
+        if let Err(e) = member.post_recv(&m) {
+            rings.rq.unmap(head, self.dma.as_ref());
+            return Err(e);
+        }
         rings.rq.commit(counters);
         Ok(())
     }
@@ -617,6 +701,13 @@ impl QpPath {
         let Some(consumer_wr_id) = ring.slot(seq).map(|s| s.wr_id) else {
             return false;
         };
+        // The member is done with every WR up to this one: the data it
+        // wrote is copied back before the consumer sees the completion.
+        let mut s = ring.tail;
+        while s != seq.wrapping_add(1) {
+            ring.unmap(s, self.dma.as_ref());
+            s = s.wrapping_add(1);
+        }
         ring.tail = seq.wrapping_add(1);
         drop(rings);
         counters.retire(retired);
@@ -720,22 +811,24 @@ impl QpPath {
     pub(super) fn flush_detached(&self, counters: &MemberCounters) {
         let mut rings = self.rings.lock();
         let rings = &mut *rings;
-        rings.sq.flush(self.qp.as_ptr(), self.cq(false), counters);
-        rings.rq.flush(self.qp.as_ptr(), self.cq(true), counters);
+        let (qp, dma) = (self.qp.as_ptr(), self.dma.as_ref());
+        rings.sq.flush(qp, self.cq(false), counters, dma);
+        rings.rq.flush(qp, self.cq(true), counters, dma);
         rings.detaching = false;
     }
 
     /// The QP is being destroyed: the path leaves `ids`, no poll translates
     /// a completion of it any more, nor returns one the device synthesised
-    /// for it; the WRs left are dropped (the consumer destroys without
-    /// waiting for them). Returns the member QP, if any, for the caller
-    /// to destroy. May sleep.
+    /// for it; the member QP, if any, is handed to `destroy_member`; the
+    /// WRs left are dropped (the consumer destroys without waiting for
+    /// them), their mappings undone after the member QP is gone. May sleep.
     pub(crate) fn end(
         this: Pin<KBox<Self>>,
         ids: &QpIds,
         paths: &QpPaths,
         counters: &MemberCounters,
-    ) -> Option<NonNull<bindings::ib_qp>> {
+        destroy_member: impl FnOnce(NonNull<bindings::ib_qp>),
+    ) {
         // Out of the set first: a member's failure, which queues the fatal
         // work of every path in the set, queues none here any more.
         paths.remove_then(&*this, || ());
@@ -747,14 +840,22 @@ impl QpPath {
         if this.rcq != this.scq {
             this.cq(true).forget_qp(qp);
         }
-        let mut rings = this.rings.lock();
-        let member = rings.member.take();
+        let member = this.rings.lock().member.take();
+        if let Some(m) = member {
+            destroy_member(m.0);
+        }
+        let mut guard = this.rings.lock();
+        let rings = &mut *guard;
         let left = rings.sq.len().wrapping_add(rings.rq.len());
-        rings.sq.tail = rings.sq.head;
-        rings.rq.tail = rings.rq.head;
-        drop(rings);
+        let dma = this.dma.as_ref();
+        for ring in [&mut rings.sq, &mut rings.rq] {
+            while ring.tail != ring.head {
+                ring.unmap(ring.tail, dma);
+                ring.tail = ring.tail.wrapping_add(1);
+            }
+        }
+        drop(guard);
         counters.retire(left);
-        member.map(|m| m.0)
     }
 }
 
@@ -809,6 +910,51 @@ fn refused(r: Refused, counters: &MemberCounters) -> Error {
         return EINVAL;
     }
     r.into()
+}
+
+/// Maps the first `num_sge` SGEs of a member WR, those of `local` (whose
+/// addresses are kernel virtual ones), on `dma`, recording each mapping in
+/// `maps`; on a failure undoes them and refuses the WR.
+fn map_sges(
+    dma: &MemberDma,
+    sges: &mut [bindings::ib_sge],
+    num_sge: c_int,
+    local: LocalDmaSges,
+    to_device: bool,
+    maps: &mut [DmaMap],
+) -> Result {
+    let n = usize::try_from(num_sge).map_err(|_| EINVAL)?;
+    // More SGEs than the member QP takes: the member would refuse the WR.
+    if n > maps.len() || n > sges.len() {
+        return Err(EINVAL);
+    }
+    for (i, (sge, map)) in sges.iter_mut().zip(maps.iter_mut()).take(n).enumerate() {
+        if !local.contains(i) || sge.length == 0 {
+            continue;
+        }
+        match dma.map(sge.addr, sge.length, to_device) {
+            Ok(m) => {
+                sge.addr = m.dma();
+                *map = m;
+            }
+            Err(e) => {
+                maps.iter_mut().for_each(|m| dma.unmap(m));
+                return Err(e);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Whether the SGEs of a send WR are read by the member (SEND, WRITE) or
+/// written (the sink of a READ, the result of an atomic).
+fn sends_to_device(op: bindings::ib_wr_opcode) -> bool {
+    !matches!(
+        op,
+        bindings::ib_wr_opcode_IB_WR_RDMA_READ
+            | bindings::ib_wr_opcode_IB_WR_ATOMIC_CMP_AND_SWP
+            | bindings::ib_wr_opcode_IB_WR_ATOMIC_FETCH_AND_ADD
+    )
 }
 
 /// The completion opcode of a send WR's flush.

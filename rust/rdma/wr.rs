@@ -14,6 +14,8 @@ use super::{
     mr::{Lkey, Mr, MrTable},
 };
 
+const _: () = assert!(bindings::MRBOND_RDMA_MAX_SGE <= u32::BITS);
+
 /// The key byte of an lkey or rkey: the consumer's; the rest is the index.
 const KEY_BYTE: u32 = 0xff;
 
@@ -54,6 +56,8 @@ pub(crate) struct Target<'a> {
 impl Target<'_> {
     /// Copies the `count` SGEs at `src` into `dst` with each lkey made the
     /// member's; `inline_data` SGEs are copied by the CPU and carry no key.
+    /// Bit `i` of the result is set if SGE `i` uses the local DMA lkey: its
+    /// address is a kernel virtual one ([`super::dma`]).
     ///
     /// # Safety
     ///
@@ -65,17 +69,18 @@ impl Target<'_> {
         count: c_int,
         dst: &mut [bindings::ib_sge],
         inline_data: bool,
-    ) -> Result<(), Refused> {
+    ) -> Result<LocalDmaSges, Refused> {
         let count = usize::try_from(count)
             .ok()
             .filter(|&n| n <= dst.len())
             .ok_or(Refused::Invalid)?;
+        let mut local = LocalDmaSges(0);
         if count == 0 {
-            return Ok(());
+            return Ok(local);
         }
         // SAFETY: as the caller guarantees.
         let src = unsafe { core::slice::from_raw_parts(src, count) };
-        for (to, from) in dst.iter_mut().zip(src) {
+        for (i, (to, from)) in dst.iter_mut().zip(src).enumerate() {
             to.addr = from.addr;
             to.length = from.length;
             to.lkey = if inline_data {
@@ -83,13 +88,18 @@ impl Target<'_> {
             } else {
                 match self.mrs.lkey(self.slot, from.lkey) {
                     Lkey::Member(key) => key,
-                    Lkey::LocalDma => self.local_dma_lkey,
+                    Lkey::LocalDma => {
+                        // `i` < MAX_SGE <= 32: the bit exists.
+                        let bit = u32::try_from(i).ok().and_then(|i| 1u32.checked_shl(i));
+                        local.0 |= bit.unwrap_or(0);
+                        self.local_dma_lkey
+                    }
                     Lkey::WrongMember => return Err(Refused::WrongMember),
                     Lkey::Unknown => return Err(Refused::Invalid),
                 }
             };
         }
-        Ok(())
+        Ok(local)
     }
 
     /// The member MR that a REG_MR `reg` registers, set up for it.
@@ -128,7 +138,8 @@ impl Target<'_> {
     }
 
     /// Makes `out` the member's copy of send WR `wr`, with its own SGEs
-    /// (its `wr_id` left for the caller).
+    /// (its `wr_id` left for the caller); which of them use the local DMA
+    /// lkey.
     ///
     /// # Safety
     ///
@@ -140,7 +151,7 @@ impl Target<'_> {
         &self,
         wr: *const bindings::ib_send_wr,
         out: &mut bindings::mrbond_rdma_send,
-    ) -> Result<(), Refused> {
+    ) -> Result<LocalDmaSges, Refused> {
         let from = wr.cast::<u8>();
         // SAFETY: as the caller guarantees, `wr` is valid for the call.
         let wr = unsafe { &*wr };
@@ -169,7 +180,7 @@ impl Target<'_> {
         };
         let inline_data = wr.send_flags & bindings::ib_send_flags_IB_SEND_INLINE != 0;
         // SAFETY: the consumer's `sg_list` has `num_sge` entries.
-        unsafe { self.sges(wr.sg_list, wr.num_sge, &mut out.sge, inline_data) }?;
+        let local = unsafe { self.sges(wr.sg_list, wr.num_sge, &mut out.sge, inline_data) }?;
         let copy = &mut out.__bindgen_anon_1;
         // SAFETY: as the caller guarantees, `wr` lies in a container of
         // `size` bytes, which is at most the union's; the two do not
@@ -192,11 +203,12 @@ impl Target<'_> {
         let out_wr = unsafe { copy.wr.as_mut() };
         out_wr.sg_list = out.sge.as_mut_ptr();
         out_wr.next = ptr::null_mut();
-        Ok(())
+        Ok(local)
     }
 
     /// Makes `out` the member's copy of receive WR `wr`, with its own SGEs
-    /// (its `wr_id` left for the caller).
+    /// (its `wr_id` left for the caller); which of them use the local DMA
+    /// lkey.
     ///
     /// # Safety
     ///
@@ -205,14 +217,28 @@ impl Target<'_> {
         &self,
         wr: &bindings::ib_recv_wr,
         out: &mut bindings::mrbond_rdma_recv,
-    ) -> Result<(), Refused> {
+    ) -> Result<LocalDmaSges, Refused> {
         // SAFETY: the consumer's `sg_list` has `num_sge` entries.
-        unsafe { self.sges(wr.sg_list, wr.num_sge, &mut out.sge, false) }?;
+        let local = unsafe { self.sges(wr.sg_list, wr.num_sge, &mut out.sge, false) }?;
         // SAFETY: both are `ib_recv_wr`s, `wr` valid for reads and `out`
         // for writes; they do not overlap.
         unsafe { ptr::copy_nonoverlapping(wr, &mut out.wr, 1) };
         out.wr.sg_list = out.sge.as_mut_ptr();
         out.wr.next = ptr::null_mut();
-        Ok(())
+        Ok(local)
+    }
+}
+
+/// Which SGEs of a member WR use the local DMA lkey: bit `i` for SGE `i`.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct LocalDmaSges(u32);
+
+impl LocalDmaSges {
+    /// Whether SGE `i` uses the local DMA lkey.
+    pub(crate) fn contains(self, i: usize) -> bool {
+        u32::try_from(i)
+            .ok()
+            .and_then(|i| self.0.checked_shr(i))
+            .is_some_and(|bits| bits & 1 != 0)
     }
 }

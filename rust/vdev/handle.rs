@@ -13,7 +13,6 @@ use crate::{
     ffi,
     inject::{inject, inject_fail, Inject},
     rdma::{
-        self,
         container::{DeviceHold, OwnedDevice},
         member_device::{IbDevice, RawIbDevice},
     },
@@ -66,16 +65,15 @@ impl Vdev {
     /// [`Vdev::member_detach`]. May sleep.
     pub(crate) fn member_attach(&self, slot: usize, dev: &IbDevice) -> Result {
         inject_fail(Inject::AttachFail)?;
-        // ULPs map their buffers with the vdev, which has no DMA device:
-        // the addresses are kernel virtual ones, right only for software
-        // members. A PCI HCA would need them mapped for it at every post.
+        // A member that needs DMA mapping (a PCI HCA) gets the WRs' local
+        // DMA buffers mapped for it at each post (`rdma::dma`); its FRWR
+        // MRs are refused until their pages are mapped too.
         if !dev.uses_virt_dma() {
-            pr_warn!(
-                "{}: {} needs DMA mapping, which the vdev does not do yet: it hosts no objects\n",
+            pr_info!(
+                "{}: {} needs DMA mapping: posts are mapped for it; FRWR MRs on it are refused\n",
                 self.name(),
                 dev.name()
             );
-            return Err(rdma::eopnotsupp());
         }
         self.0.attach_member(slot, dev.duplicate())
     }

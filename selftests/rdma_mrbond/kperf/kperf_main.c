@@ -1090,7 +1090,8 @@ static int kperf_ep_bufs(struct kperf_run *r, struct kperf_ep *ep)
 	/* keycheck: B_i receives a probe SEND that gets through. */
 	bool rbufs = msgs || (mode == KPERF_KEYCHECK && ep->side);
 	bool wsrc = mode == KPERF_STREAM || (bw && !ep->side);
-	bool tgt = mode == KPERF_STREAM || ep->side;
+	/* The WRITE targets: lat only sends, and needs no MR. */
+	bool tgt = mode == KPERF_STREAM || (bw && ep->side);
 	u32 size = r->p.size, npages;
 	int ret;
 
