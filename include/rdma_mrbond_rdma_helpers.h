@@ -23,6 +23,7 @@
 #define MRBOND_RDMA_MAX_SGE	16
 
 struct net_device;
+struct scatterlist;
 struct xarray;
 
 /* A vdev's most ports: in rail mode member slot i is port i + 1. */
@@ -117,6 +118,19 @@ int mrbond_rdma_dma_map(struct ib_device *dev, u64 kva, u32 len, bool to_device,
 			u64 *dma);
 /* ib_dma_unmap_single() of what mrbond_rdma_dma_map() mapped. */
 void mrbond_rdma_dma_unmap(struct ib_device *dev, u64 dma, u32 len, bool to_device);
+
+/*
+ * An FRWR MR's pages on a member that needs DMA mapping
+ * (rust/rdma/mr_pages.rs): a list of @nents entries (process context), the
+ * pages of the consumer's list copied into it (-EINVAL if it has more
+ * entries than @max), mapped and unmapped bidirectionally on the member.
+ */
+struct scatterlist *mrbond_rdma_sg_alloc(u32 nents);
+void mrbond_rdma_sg_free(struct scatterlist *sgl);
+int mrbond_rdma_sg_copy(struct scatterlist *to, u32 max,
+			struct scatterlist *from, int nents);
+int mrbond_rdma_dma_map_sg(struct ib_device *dev, struct scatterlist *sgl, int nents);
+void mrbond_rdma_dma_unmap_sg(struct ib_device *dev, struct scatterlist *sgl, int nents);
 
 /* spin_lock_irqsave() and spin_unlock_irqrestore() (macros). */
 unsigned long mrbond_rdma_spin_lock_irqsave(spinlock_t *lock);

@@ -9,6 +9,8 @@
 #include <linux/if_vlan.h>
 #include <linux/netdevice.h>
 #include <linux/rcupdate.h>
+#include <linux/scatterlist.h>
+#include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/workqueue.h>
 #include <linux/xarray.h>
@@ -195,6 +197,44 @@ void mrbond_rdma_dma_unmap(struct ib_device *dev, u64 dma, u32 len, bool to_devi
 {
 	ib_dma_unmap_single(dev, dma, len,
 			    to_device ? DMA_TO_DEVICE : DMA_FROM_DEVICE);
+}
+
+struct scatterlist *mrbond_rdma_sg_alloc(u32 nents)
+{
+	struct scatterlist *sgl = kvcalloc(nents, sizeof(*sgl), GFP_KERNEL);
+
+	if (sgl)
+		sg_init_table(sgl, nents);
+	return sgl;
+}
+
+void mrbond_rdma_sg_free(struct scatterlist *sgl)
+{
+	kvfree(sgl);
+}
+
+int mrbond_rdma_sg_copy(struct scatterlist *to, u32 max,
+			struct scatterlist *from, int nents)
+{
+	struct scatterlist *s;
+	int i;
+
+	if (nents <= 0 || nents > max)
+		return -EINVAL;
+	sg_init_table(to, nents);
+	for_each_sg(from, s, nents, i)
+		sg_set_page(&to[i], sg_page(s), s->length, s->offset);
+	return nents;
+}
+
+int mrbond_rdma_dma_map_sg(struct ib_device *dev, struct scatterlist *sgl, int nents)
+{
+	return ib_dma_map_sg(dev, sgl, nents, DMA_BIDIRECTIONAL);
+}
+
+void mrbond_rdma_dma_unmap_sg(struct ib_device *dev, struct scatterlist *sgl, int nents)
+{
+	ib_dma_unmap_sg(dev, sgl, nents, DMA_BIDIRECTIONAL);
 }
 
 unsigned long mrbond_rdma_spin_lock_irqsave(spinlock_t *lock)

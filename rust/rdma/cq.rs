@@ -84,6 +84,19 @@ impl Wc {
         self.0.status == bindings::ib_wc_status_IB_WC_WR_FLUSH_ERR
     }
 
+    /// Whether the WR succeeded (`IB_WC_SUCCESS`).
+    pub(crate) fn is_success(&self) -> bool {
+        self.0.status == bindings::ib_wc_status_IB_WC_SUCCESS
+    }
+
+    /// The rkey a received SEND_WITH_INV invalidated, if any.
+    pub(crate) fn invalidated_rkey(&self) -> Option<u32> {
+        let flag = bindings::ib_wc_flags_IB_WC_WITH_INVALIDATE as c_int;
+        // SAFETY: with the flag set, the union holds the invalidated rkey;
+        // any of its values is a valid `u32`.
+        (self.0.wc_flags & flag != 0).then(|| unsafe { *self.0.ex.invalidate_rkey.as_ref() })
+    }
+
     /// The completion's fields, for one the device makes itself.
     pub(super) fn raw_mut(&mut self) -> &mut bindings::ib_wc {
         &mut self.0

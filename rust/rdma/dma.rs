@@ -11,11 +11,13 @@
 //! the post, in the direction the opcode implies, and unmaps it (copying a
 //! bounce buffer back, for data the member wrote) when the WR retires,
 //! before the consumer sees its completion, or after the member QP is
-//! destroyed. No allocation: the mappings live in the QP's rings.
+//! destroyed. No allocation: the mappings live in the QP's rings. The pages
+//! of an FRWR MR are mapped the same way, at `map_mr_sg`
+//! ([`super::mr_pages`]).
 
 use core::ptr::NonNull;
 
-use kernel::{error::to_result, prelude::*};
+use kernel::{error::to_result, ffi::c_int, prelude::*};
 
 use super::bindings;
 
@@ -32,10 +34,10 @@ pub(crate) struct DmaMap {
 ///
 /// # Invariants
 ///
-/// `0` is a registered device that stays registered while a [`DmaMap`]
-/// made through the handle is not unmapped: the member slot holds the
-/// device until its detach has destroyed the member QPs and unmapped what
-/// their rings held.
+/// `0` is a registered device that stays registered while a [`DmaMap`] or
+/// a list made through the handle is not unmapped: the member slot holds
+/// the device until its detach has destroyed the member QPs and MRs and
+/// unmapped what their rings and pages held.
 #[derive(Clone, Copy)]
 pub(crate) struct MemberDma(NonNull<bindings::ib_device>);
 
@@ -84,6 +86,43 @@ impl MemberDma {
         // SAFETY: by the type invariant the device is registered; `m` is a
         // live mapping made on it, unmapped once (taken out above).
         unsafe { bindings::mrbond_rdma_dma_unmap(self.0.as_ptr(), m.dma, m.len, m.to_device) };
+    }
+}
+
+impl MemberDma {
+    /// Maps the `nents` entries of `sgl` on the member, both ways; the
+    /// entries the member's DMA addresses take (an IOMMU may merge
+    /// some), 0 if the mapping failed. Any context.
+    ///
+    /// # Safety
+    ///
+    /// `sgl` must be a list of `nents` entries with their pages set, not
+    /// mapped, valid until [`MemberDma::unmap_sg`].
+    pub(super) unsafe fn map_sg(
+        &self,
+        sgl: NonNull<kernel::bindings::scatterlist>,
+        nents: c_int,
+    ) -> c_int {
+        // SAFETY: by the type invariant the device is registered; the
+        // list as the caller guarantees.
+        unsafe { bindings::mrbond_rdma_dma_map_sg(self.0.as_ptr(), sgl.as_ptr(), nents) }
+    }
+
+    /// Undoes [`MemberDma::map_sg`] of `sgl` with the `nents` it was given.
+    /// Any context.
+    ///
+    /// # Safety
+    ///
+    /// `sgl` must be mapped on this device by `map_sg` with `nents`, and
+    /// the member done with it (its MR invalidated or deregistered).
+    pub(super) unsafe fn unmap_sg(
+        &self,
+        sgl: NonNull<kernel::bindings::scatterlist>,
+        nents: c_int,
+    ) {
+        // SAFETY: by the type invariant the device is registered; the
+        // mapping as the caller guarantees.
+        unsafe { bindings::mrbond_rdma_dma_unmap_sg(self.0.as_ptr(), sgl.as_ptr(), nents) }
     }
 }
 

@@ -22,6 +22,7 @@ pub(crate) mod irq_lock;
 pub(crate) mod member;
 pub(crate) mod member_device;
 pub(crate) mod mr;
+pub(crate) mod mr_pages;
 pub(crate) mod pd;
 pub(crate) mod qp;
 pub(crate) mod qp_path;

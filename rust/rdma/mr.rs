@@ -27,9 +27,11 @@ use kernel::{
 use super::{
     bindings,
     device::{Adapter, Device, DeviceOps},
+    dma::MemberDma,
+    irq_lock::{new_spinlock_irq, SpinLockIrq},
     member_device::MemberDevice,
+    mr_pages::MrPages,
     pd::{MemberPd, Pd},
-    ratelimit::RateLimit,
     rcu,
     xarray::XArray,
 };
@@ -88,6 +90,12 @@ pub(crate) struct Mr {
     /// A member MR taken by a detach, deregistered after a grace period;
     /// only under the table's lock.
     orphan: AtomicPtr<bindings::ib_mr>,
+    /// Lock "mrbond:mr-pages": the MR's pages on a member that needs DMA
+    /// mapping (`None` otherwise). Taken by `map_mr_sg`, by the poll path
+    /// when a completion ends the registration (inside "mrbond:qp"), and
+    /// by `dereg_mr` and a detach (inside "mrbond:mrs").
+    #[pin]
+    pages: SpinLockIrq<Option<MrPages>>,
 }
 
 impl Mr {
@@ -101,7 +109,16 @@ impl Mr {
             lkey_index: AtomicU32::new(0),
             member_mr: AtomicPtr::new(member_mr),
             orphan: AtomicPtr::new(ptr::null_mut()),
+            pages <- new_spinlock_irq!(None, "mrbond:mr-pages"),
         })
+    }
+
+    /// The registration of the MR's pages on the member is over: their
+    /// mapping, if any, is undone. Any context.
+    fn registration_over(&self) {
+        if let Some(pages) = self.pages.lock().as_mut() {
+            pages.unmap();
+        }
     }
 
     /// The MR whose `ib_mr` is at `ptr`.
@@ -254,6 +271,9 @@ impl MrTable {
                 // whose device the table held until now; nothing reads it
                 // after the grace period above.
                 unsafe { bindings::mrbond_rdma_dereg_mr(orphan) };
+                // The member MR is gone: its pages may go too, while the
+                // member's device is still held.
+                mr.registration_over();
             }
         });
         drop(members);
@@ -309,6 +329,17 @@ impl MrTable {
             .any(|m| Self::load(&self.rkeys, rkey_slot_index(m, rkey), &guard).is_some())
     }
 
+    /// A completion on a QP of member `slot` ended the registration of
+    /// member rkey `rkey` (a LOCAL_INV, or a RECV that invalidated it):
+    /// the MR's pages, if mapped for the member, are unmapped. Any
+    /// context; takes no lock of the table.
+    pub(crate) fn invalidated(&self, slot: usize, rkey: u32) {
+        let guard = rcu::Guard::new();
+        if let Some(mr) = Self::load(&self.rkeys, rkey_slot_index(slot, rkey), &guard) {
+            mr.registration_over();
+        }
+    }
+
     /// Deregisters `mr`'s member MR and takes it out of the indexes; on an
     /// error it stays as it was.
     fn remove(&self, mr: &Mr) -> Result {
@@ -325,6 +356,11 @@ impl MrTable {
         }
         self.lkeys.erase(mr.lkey_index.load(Ordering::Relaxed));
         drop(members);
+        // No member MR maps the pages any more.
+        let pages = mr.pages.lock().take();
+        if let Some(pages) = pages {
+            pages.free();
+        }
         Ok(())
     }
 
@@ -335,8 +371,18 @@ impl MrTable {
         binding: Option<Binding>,
         member_mr: *mut bindings::ib_mr,
         member_lkey: u32,
+        pages: Option<MrPages>,
     ) -> Result<*mut bindings::ib_mr> {
-        let mr = KBox::pin_init(Mr::new(binding, member_mr), GFP_KERNEL)?;
+        let mr = match KBox::pin_init(Mr::new(binding, member_mr), GFP_KERNEL) {
+            Ok(mr) => mr,
+            Err(e) => {
+                if let Some(pages) = pages {
+                    pages.free();
+                }
+                return Err(e);
+            }
+        };
+        *mr.pages.lock() = pages;
         // SAFETY: the MR stays pinned: it is freed only by
         // `free_after_grace`, through this raw pointer.
         let raw = KBox::into_raw(unsafe { core::pin::Pin::into_inner_unchecked(mr) });
@@ -358,7 +404,11 @@ impl MrTable {
             Ok(index) => index,
             Err(e) => {
                 // SAFETY: indexed nowhere; the member MR is the caller's again.
-                drop(unsafe { KBox::from_raw(raw) });
+                let mr = unsafe { KBox::from_raw(raw) };
+                let pages = mr.pages.lock().take();
+                if let Some(pages) = pages {
+                    pages.free();
+                }
                 return Err(e);
             }
         };
@@ -406,7 +456,7 @@ impl<T: DeviceOps> Adapter<T> {
         // SAFETY: the device is `T`'s and holds its data until its
         // `.dealloc_driver`, after its last verb.
         let mr = unsafe { dev.driver_data::<T::Data>() }
-            .and_then(|data| T::mrs(&data).insert(None, ptr::null_mut(), 0));
+            .and_then(|data| T::mrs(&data).insert(None, ptr::null_mut(), 0, None));
         mr.unwrap_or_else(|e| e.to_ptr())
     }
 
@@ -444,25 +494,32 @@ impl<T: DeviceOps> Adapter<T> {
         let members = mrs.members.lock();
         let slot = T::mr_member(pd)?;
         let dev = members.get(slot).and_then(Option::as_ref).ok_or(ENODEV)?;
-        // The pages an MR maps are kernel virtual addresses here, which a
-        // member that needs DMA mapping must not be given: refused until
-        // `map_mr_sg` maps them on the member.
-        if dev.needs_dma_mapping() {
-            static REFUSED: RateLimit = RateLimit::new();
-            if REFUSED.allow() {
-                pr_warn!(
-                    "FRWR MR refused on {}: it needs DMA mapping, not done for MRs yet\n",
-                    dev.name()
-                );
-            }
-            return Err(super::eopnotsupp());
-        }
+        // The consumer's pages come with kernel virtual addresses: a member
+        // that needs DMA mapping gets its own, mapped at `map_mr_sg`.
+        let pages = if dev.needs_dma_mapping() {
+            // SAFETY: the table holds the device until the member's
+            // detach, which undoes the MR's mapping first
+            // (`MrTable::detach`), as `dereg_mr` does.
+            let dma = unsafe { MemberDma::new(dev.as_non_null()) };
+            Some(MrPages::new(dma, max_num_sg)?)
+        } else {
+            None
+        };
         T::mr_window(MrWindow::MemberAlloc);
         let mmr = T::with_member_pd(pd, slot, dev, |mpd| {
             let mr_type = bindings::ib_mr_type_IB_MR_TYPE_MEM_REG;
             // SAFETY: `mpd` is a live PD of the member.
             from_err_ptr(unsafe { bindings::ib_alloc_mr(mpd.as_raw(), mr_type, max_num_sg) })
-        })?;
+        });
+        let mmr = match mmr {
+            Ok(mmr) => mmr,
+            Err(e) => {
+                if let Some(pages) = pages {
+                    pages.free();
+                }
+                return Err(e);
+            }
+        };
         // SAFETY: just allocated, not an error.
         let (lkey, rkey) = unsafe { ((*mmr).lkey, (*mmr).rkey) };
         let binding = Binding {
@@ -470,10 +527,11 @@ impl<T: DeviceOps> Adapter<T> {
             lkey_base: lkey & !KEY_BYTE,
             rkey,
         };
-        mrs.insert(Some(binding), mmr, lkey).inspect_err(|_| {
-            // SAFETY: ours, indexed nowhere.
-            unsafe { bindings::mrbond_rdma_dereg_mr(mmr) };
-        })
+        mrs.insert(Some(binding), mmr, lkey, pages)
+            .inspect_err(|_| {
+                // SAFETY: ours, indexed nowhere.
+                unsafe { bindings::mrbond_rdma_dereg_mr(mmr) };
+            })
     }
 
     /// No ucontext exists until userspace verbs do.
@@ -517,10 +575,10 @@ impl<T: DeviceOps> Adapter<T> {
         }
     }
 
-    /// Maps on the member MR: with virtual DMA on both sides (the device
-    /// has no DMA device; members are software RoCE) the SG list's DMA
-    /// addresses are kernel virtual ones, valid for the member as they
-    /// are. The member computes iova and length; the ULP reads them from
+    /// Maps on the member MR. The SG list's DMA addresses are kernel
+    /// virtual ones (the device has no DMA device): valid as they are for
+    /// a member with virtual DMA (software RoCE); a member that needs DMA
+    /// mapping gets the pages mapped for it ([`MrPages`]). The member computes iova and length; the ULP reads them from
     /// this MR. An orphan maps as a CPU-side operation would still succeed
     /// on a failed HCA: its REG_MR then flushes on the dead QP, which sends
     /// the ULP to its error recovery, where a failed map would fail the
@@ -545,14 +603,27 @@ impl<T: DeviceOps> Adapter<T> {
             let mmr = mr.member_mr.load(Ordering::Acquire);
             if !mmr.is_null() {
                 T::mr_window(MrWindow::MemberMap);
-                // SAFETY: `mmr` is live until the guard drops; `ibmr` is
-                // the core's, with its page size set for this call.
+                // SAFETY: `ibmr` is the core's, with its page size set for
+                // this call.
+                let page_size = unsafe { (*ibmr).page_size };
+                let n = match mr.pages.lock().as_mut() {
+                    // SAFETY: `mmr` is live until the guard drops, and the
+                    // consumer maps an MR only between registrations; `sg`
+                    // and `sg_offset` are the consumer's, for the call.
+                    Some(pages) => unsafe { pages.map(mmr, sg, sg_nents, sg_offset, page_size) },
+                    // SAFETY: as above; the addresses are valid for a
+                    // member with virtual DMA as they are.
+                    None => unsafe {
+                        bindings::ib_map_mr_sg(mmr, sg, sg_nents, sg_offset, page_size)
+                    },
+                };
+                // SAFETY: both MRs are live; the member computed its iova
+                // and length, which the consumer reads from ours.
                 unsafe {
-                    let n = bindings::ib_map_mr_sg(mmr, sg, sg_nents, sg_offset, (*ibmr).page_size);
                     (*ibmr).iova = (*mmr).iova;
                     (*ibmr).length = (*mmr).length;
-                    return n;
                 }
+                return n;
             }
         }
         // SAFETY: as above; the callback only computes.

@@ -29,6 +29,7 @@ use super::{
     device::{Device, DeviceOps},
     dma::{DmaMap, MemberDma},
     irq_lock::{new_spinlock_irq, SpinLockIrq},
+    mr::MrTable,
     qp_set::QpPaths,
     wr::{LocalDmaSges, Refused, Target},
     xarray::XArray,
@@ -175,6 +176,8 @@ struct WrSlot {
     wr_id: u64,
     /// The `ib_wc_opcode` of the WR's flush completion.
     opcode: bindings::ib_wc_opcode,
+    /// A LOCAL_INV's rkey: its success ends that MR's registration.
+    invalidates: Option<u32>,
 }
 
 /// The WRs of one queue, oldest (`tail`) to newest (`head - 1`).
@@ -563,9 +566,13 @@ impl QpPath {
                 one.num_sge,
             )
         };
+        let invalidates = (opcode == bindings::ib_wr_opcode_IB_WR_LOCAL_INV)
+            // SAFETY: a LOCAL_INV's `ex` is the rkey to invalidate.
+            .then(|| unsafe { *(*wr).ex.invalidate_rkey.as_ref() });
         let entry = WrSlot {
             wr_id,
             opcode: flush_opcode(opcode),
+            invalidates,
         };
         let head = rings.sq.reserve(num_sge, entry)?;
         let Some(member) = rings.member.as_ref() else {
@@ -651,6 +658,7 @@ impl QpPath {
             // SAFETY: `wr_id` and `wr_cqe` are the same 64 initialised bits.
             wr_id: unsafe { *wr.__bindgen_anon_1.wr_id.as_ref() },
             opcode: bindings::ib_wc_opcode_IB_WC_RECV,
+            invalidates: None,
         };
         let head = rings.rq.reserve(wr.num_sge, entry)?;
         let Some(member) = rings.member.as_ref() else {
@@ -683,9 +691,11 @@ impl QpPath {
     /// Makes member completion `wc` the device's: its QP, the consumer's
     /// wr_id. A send completion also retires the unsignaled WRs before it
     /// (a send queue completes in order). False for a completion of a WR
-    /// the device already flushed, which must not complete twice. Under
-    /// the poll lock of the CQ it came from.
-    fn translate(&self, counters: &MemberCounters, wc: &mut Wc) -> bool {
+    /// the device already flushed, which must not complete twice. On a
+    /// member that needs DMA mapping, the retired WRs' mappings are undone,
+    /// and so are those of the MRs a successful completion invalidated
+    /// (`mrs`). Under the poll lock of the CQ it came from.
+    fn translate(&self, counters: &MemberCounters, mrs: &MrTable, wc: &mut Wc) -> bool {
         let wr_id = wc.wr_id();
         let mut rings = self.rings.lock();
         let ring = if wrid::qp_of(wr_id).1 {
@@ -703,10 +713,20 @@ impl QpPath {
         };
         // The member is done with every WR up to this one: the data it
         // wrote is copied back before the consumer sees the completion.
-        let mut s = ring.tail;
-        while s != seq.wrapping_add(1) {
-            ring.unmap(s, self.dma.as_ref());
-            s = s.wrapping_add(1);
+        if self.dma.is_some() {
+            let ok = wc.is_success();
+            let mut s = ring.tail;
+            while s != seq.wrapping_add(1) {
+                ring.unmap(s, self.dma.as_ref());
+                // An unsignaled LOCAL_INV before a success succeeded too.
+                if let Some(rkey) = ring.slot(s).and_then(|e| e.invalidates).filter(|_| ok) {
+                    mrs.invalidated(self.slot, rkey);
+                }
+                s = s.wrapping_add(1);
+            }
+            if let Some(rkey) = wc.invalidated_rkey().filter(|_| ok) {
+                mrs.invalidated(self.slot, rkey);
+            }
         }
         ring.tail = seq.wrapping_add(1);
         drop(rings);
@@ -891,6 +911,7 @@ unsafe extern "C" fn fatal_work<T: DeviceOps>(work: *mut kernel::bindings::work_
 pub(crate) fn translate_wc(
     ids: &QpIds,
     counters: &PathCounters,
+    mrs: &MrTable,
     wc: &mut Wc,
     polling: &Polling<'_>,
 ) -> bool {
@@ -899,7 +920,7 @@ pub(crate) fn translate_wc(
     };
     counters
         .get(path.slot)
-        .is_some_and(|c| path.translate(c, wc))
+        .is_some_and(|c| path.translate(c, mrs, wc))
 }
 
 /// A WR of another member's MR is counted and fails the post as any bad

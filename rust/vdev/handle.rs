@@ -66,11 +66,11 @@ impl Vdev {
     pub(crate) fn member_attach(&self, slot: usize, dev: &IbDevice) -> Result {
         inject_fail(Inject::AttachFail)?;
         // A member that needs DMA mapping (a PCI HCA) gets the WRs' local
-        // DMA buffers mapped for it at each post (`rdma::dma`); its FRWR
-        // MRs are refused until their pages are mapped too.
+        // DMA buffers mapped for it at each post, and its FRWR MRs' pages
+        // at `map_mr_sg` (`rdma::dma`, `rdma::mr_pages`).
         if !dev.uses_virt_dma() {
             pr_info!(
-                "{}: {} needs DMA mapping: posts are mapped for it; FRWR MRs on it are refused\n",
+                "{}: {} needs DMA mapping: buffers and MR pages are mapped for it\n",
                 self.name(),
                 dev.name()
             );

@@ -205,7 +205,7 @@ impl DeviceOps for VdevVerbs {
     }
 
     fn translate_wc(bond: &ArcBorrow<'_, Bond>, wc: &mut Wc, polling: &Polling<'_>) -> bool {
-        qp_path::translate_wc(&bond.qp_ids, &bond.counters, wc, polling)
+        qp_path::translate_wc(&bond.qp_ids, &bond.counters, Self::mrs(bond), wc, polling)
     }
 
     fn mrs<'a>(bond: &'a ArcBorrow<'_, Bond>) -> &'a MrTable {

@@ -1450,6 +1450,21 @@ static int kperf_bw(struct kperf_run *r)
 	r->t_end = ktime_get_ns();
 	if (ret || r->stopping)
 		return kperf_wait_fail(r, ret, "the last RDMA WRITEs");
+	/*
+	 * A ULP reads a buffer the peer wrote once its MR is invalidated: a
+	 * device that maps the MR's pages on its own behalf (a bond over
+	 * members that need DMA mapping) unmaps them then, and cannot see a
+	 * sync_for_cpu on its virtual DMA addresses.
+	 */
+	for (i = 0; i < r->p.qps; i++) {
+		struct kperf_ep *b = &r->eps[r->p.qps + i];
+
+		if (b->mr_valid && kperf_post_inv(b))
+			return -EIO;
+	}
+	ret = kperf_wait(r, kperf_sq_idle, NULL, true);
+	if (ret || r->stopping)
+		return kperf_wait_fail(r, ret, "LOCAL_INV of the WRITE targets");
 	for (i = 0; i < r->p.qps; i++) {
 		struct kperf_ep *b = &r->eps[r->p.qps + i];
 
@@ -1782,7 +1797,7 @@ static void kperf_stop(struct kperf_run *r)
 {
 	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
 	u32 n = 2 * r->p.qps, i;
-	int ret;
+	int ret, inv;
 
 	r->stopping = true;
 	if (!r->eps)
@@ -1791,13 +1806,14 @@ static void kperf_stop(struct kperf_run *r)
 	kperf_wait_fail(r, ret, "the stop");
 	if (!r->t_end)
 		r->t_end = ktime_get_ns();
-	if (!ret && r->p.mode == KPERF_STREAM)
-		kperf_stream_verify(r);
+	/* The targets are read after their MRs are invalidated (kperf_bw). */
 	for (i = 0; i < n; i++)
 		if (r->eps[i].mr_valid)
 			kperf_post_inv(&r->eps[i]);
-	ret = kperf_wait(r, kperf_sq_idle, NULL, false);
-	kperf_wait_fail(r, ret, "LOCAL_INV");
+	inv = kperf_wait(r, kperf_sq_idle, NULL, false);
+	kperf_wait_fail(r, inv, "LOCAL_INV");
+	if (!ret && !inv && r->p.mode == KPERF_STREAM)
+		kperf_stream_verify(r);
 
 	r->at_stop = true;
 	for (i = 0; i < n; i++) {
