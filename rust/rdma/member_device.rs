@@ -17,6 +17,12 @@ use kernel::{ffi::c_int, str::CStr};
 use super::bindings;
 use crate::policy::caps::{self, DeviceCaps, Limit};
 
+/// `ib_uses_virt_dma()`, a static inline: whether `dev` takes kernel
+/// virtual addresses as its DMA addresses (software RoCE).
+fn uses_virt_dma(dev: &bindings::ib_device) -> bool {
+    cfg!(CONFIG_INFINIBAND_VIRT_DMA) && dev.dma_device.is_null()
+}
+
 /// An `ib_device` as the RDMA core hands it to a callback, for telling
 /// devices apart: never dereferenced outside this layer.
 pub(crate) type RawIbDevice = bindings::ib_device;
@@ -138,8 +144,7 @@ impl IbDevice {
     /// Whether the device uses virtual DMA (software RoCE, e.g. rxe): its
     /// traffic goes through its netdev and needs no mapping.
     pub(crate) fn uses_virt_dma(&self) -> bool {
-        // ib_uses_virt_dma(), a static inline.
-        cfg!(CONFIG_INFINIBAND_VIRT_DMA) && self.core().dma_device.is_null()
+        uses_virt_dma(self.core())
     }
 
     /// The attributes the vdev's intersection reads (`policy::caps`).
@@ -233,8 +238,7 @@ impl MemberDevice {
     pub(crate) fn needs_dma_mapping(&self) -> bool {
         // SAFETY: by the type invariant the device is registered; its DMA
         // device is set before registration and not written after.
-        let dma_device = unsafe { (*self.0.as_ptr()).dma_device };
-        !(cfg!(CONFIG_INFINIBAND_VIRT_DMA) && dma_device.is_null())
+        !uses_virt_dma(unsafe { self.0.as_ref() })
     }
 
     /// The device's name, e.g. `rxe0`, for a log line.
