@@ -123,14 +123,26 @@ hw_counter() { cat "/sys/class/infiniband/$1/ports/1/hw_counters/$2"; }
 
 rail_ip() { echo "198.18.$1.$(($2 + 1))"; }  # rail, role index (RFC 2544 range)
 
+# The members' driver on the T1 rails: rdma_rxe, or with MRBOND_MEMBERS=dma
+# the DMA-mapping test double rdma_rxe_dma (selftests/rdma_mrbond/rxe_dma/),
+# which speaks RoCEv2 on UDP port 4792: every member of a rail, on both
+# guests, must then be a double. member_name RAIL: the member on that rail.
+MRBOND_MEMBERS=${MRBOND_MEMBERS:-rxe}
+if [[ $MRBOND_MEMBERS == dma ]]; then
+	MEMBER_MODULE=rdma_rxe_dma MEMBER_TYPE=rxe_dma MEMBER_PREFIX=dma ROCE_PORT=4792
+else
+	MEMBER_MODULE=rdma_rxe MEMBER_TYPE=rxe MEMBER_PREFIX=rxe ROCE_PORT=4791
+fi
+member_name() { echo "$MEMBER_PREFIX$1"; }
+
 # T1: untagged 802.3ad bond over all links (the source of LACP state), a VLAN
-# rail r<i> on every slave with its own /24, and an rxe member rxe<i> on every
-# slave. Each guest's bond gets its own MAC: identical guests would otherwise
-# pick the same one.
+# rail r<i> on every slave with its own /24, and a member (member_name i) on
+# every slave. Each guest's bond gets its own MAC: identical guests would
+# otherwise pick the same one.
 setup_t1() {
 	local me i nic
 	me=$(role_index)
-	modprobe bonding && modprobe 8021q && modprobe rdma_rxe || return 1
+	modprobe bonding && modprobe 8021q && modprobe "$MEMBER_MODULE" || return 1
 	ip link add bond0 address "02:00:00:00:00:0$((me + 1))" type bond \
 		mode 802.3ad lacp_rate fast miimon 100 || return 1
 	for ((i = 0; i < MRBOND_LINKS; i++)); do
@@ -140,7 +152,7 @@ setup_t1() {
 		ip link add link "$nic" name "r$i" type vlan id $((100 + i)) || return 1
 		ip addr add "$(rail_ip "$i" "$me")/24" dev "r$i"
 		ip link set "r$i" up
-		rdma link add "rxe$i" type rxe netdev "$nic" || return 1
+		rdma link add "$(member_name "$i")" type "$MEMBER_TYPE" netdev "$nic" || return 1
 		# Optional shaping, e.g. MRBOND_SHAPE_RATE=100mbit: TCG guests are
 		# slow, but a shaped link makes bandwidth ratios independent of it.
 		if [[ -n ${MRBOND_SHAPE_RATE:-} ]]; then
@@ -287,5 +299,53 @@ kmemleak_test() {
 	else
 		ktap_diag "kmemleak: $(grep -c '^unreferenced object' "$f") unreferenced object(s), none of rdma_mrbond"
 		ktap_pass kmemleak_clean
+	fi
+}
+
+# ---- the DMA-mapping double's checks ----
+
+# Addresses the doubles refused since rdma_rxe_dma was loaded: any is a
+# buffer the bond did not map on its member.
+dma_refused() { cat /sys/module/rdma_rxe_dma/parameters/refused; }
+
+# Slots of the swiotlb bounce pool in use. Guests boot with swiotlb=force
+# and only the doubles map through the DMA API (virtio uses physical
+# addresses), so with no double left every slot must be free again: one
+# still in use is a mapping nobody undid.
+swiotlb_used() {
+	mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
+	cat /sys/kernel/debug/swiotlb/io_tlb_used
+}
+
+# dma_mappings_released: run once every double is deleted.
+dma_mappings_released() {
+	local used
+	wait_for 10 eval '(($(swiotlb_used) == 0))'
+	used=$(swiotlb_used) || { echo "no swiotlb debugfs"; return 1; }
+	echo "swiotlb slots in use with no double left: $used (hiwater $(cat /sys/kernel/debug/swiotlb/io_tlb_used_hiwater))"
+	((used == 0))
+}
+
+# dma_api_debug_test: on a kernel with CONFIG_DMA_API_DEBUG (the debug
+# stage), run once every double is deleted: the DMA API reported nothing
+# (a double unmap, another size or direction at unmap, a map error not
+# checked, an sg entry over the device's segment size) and holds no
+# mapping of a double any more.
+dma_api_debug_test() {
+	local d=/sys/kernel/debug/dma-api errors left
+	mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
+	if [[ ! -e $d/error_count ]]; then
+		ktap_skip dma_api_debug_clean "kernel without CONFIG_DMA_API_DEBUG"
+		return
+	fi
+	errors=$(cat "$d/error_count")
+	left=$(grep -c rdma_rxe_dma "$d/dump")
+	ktap_diag "DMA-API: $errors error(s), $left mapping(s) of a double left ($(cat "$d/num_free_entries") of $(cat "$d/nr_total_entries") entries free)"
+	if ((errors == 0 && left == 0)); then
+		ktap_pass dma_api_debug_clean
+	else
+		grep rdma_rxe_dma "$d/dump" | head -n 10 | sed 's/^/# /'
+		dmesg | grep -A3 'DMA-API' | head -n 30 | sed 's/^/# /'
+		ktap_fail dma_api_debug_clean
 	fi
 }

@@ -9,8 +9,10 @@
 # members, QPN collisions, wrong-member keys, exactly-once completion while
 # a member's link goes down or the member is removed, and an NVMe-oF
 # controller over the bond that survives both with fio verifying its data.
-# Last, the DMA test double on its own: payloads intact through swiotlb,
-# and kernel virtual addresses refused.
+# Last, the DMA test double on its own (payloads intact through swiotlb,
+# kernel virtual addresses refused), a bond of two doubles and a bond of a
+# double and an rxe device: payloads intact, no address refused, no bounce
+# slot left in use.
 . "$(dirname "$0")/lib.sh"
 
 CTL=${MRBOND_CTL:?path of mrbondctl}
@@ -578,7 +580,10 @@ test_nvme_teardown() {
 # software RoCE device that needs DMA mapping as a PCI HCA does, here on
 # m0 beside rxe0, in a guest booted with swiotlb=force (testbed.py).
 DMA_GID=198.18.10.1
-dma_refused() { cat /sys/module/rdma_rxe_dma/parameters/refused; }
+
+# read_back MODE: bw also reads its targets back with RDMA READs (the sinks
+# a device writes: rdma_rw's layout, a page per SGE, chained).
+read_back() { [[ $1 == bw ]] && echo read=1 || echo read=0; }
 
 test_dma_double_kperf_payload() {
 	grep -qw swiotlb=force /proc/cmdline || { echo "guest not booted with swiotlb=force"; return 1; }
@@ -591,7 +596,7 @@ test_dma_double_kperf_payload() {
 	# its payload checks see any copy that went missing.
 	for mode in bw lat stream; do
 		kperf "$TB_TMP/dma-$mode" dev=dma0 gid=$DMA_GID mode=$mode qps=2 iters=200 \
-			duration_ms=2000 || { echo "$mode: $(cat "$TB_TMP/dma-$mode")"; rc=1; }
+			duration_ms=2000 "$(read_back $mode)" || { echo "$mode: $(cat "$TB_TMP/dma-$mode")"; rc=1; }
 	done
 	echo "refused $(dma_refused) (before $before)"
 	[[ $(dma_refused) == "$before" ]] || rc=1
@@ -636,11 +641,11 @@ test_dma_member_kperf_payload() {
 		kperf "$TB_TMP/dma-bond-$size" dev=mrbond1 gid=$SERVICE mode=lat qps=2 iters=200 \
 			size=$size || { echo "lat $size: $(cat "$TB_TMP/dma-bond-$size")"; rc=1; }
 	done
-	# RDMA WRITEs into FRWR MRs, read after their invalidation; SENDs and
-	# WRITEs both ways.
+	# RDMA WRITEs into FRWR MRs, read after their invalidation, then read
+	# back with RDMA READs into local sinks; SENDs and WRITEs both ways.
 	for mode in bw stream; do
 		kperf "$TB_TMP/dma-bond-$mode" dev=mrbond1 gid=$SERVICE mode=$mode qps=2 iters=100 \
-			size=65536 duration_ms=2000 || { echo "$mode: $(cat "$TB_TMP/dma-bond-$mode")"; rc=1; }
+			size=65536 duration_ms=2000 "$(read_back $mode)" || { echo "$mode: $(cat "$TB_TMP/dma-bond-$mode")"; rc=1; }
 	done
 	# QPs were placed on both members.
 	for p in 1 2; do
@@ -650,8 +655,49 @@ test_dma_member_kperf_payload() {
 	done
 	echo "refused $(dma_refused) (before $before)"
 	[[ $(dma_refused) == "$before" ]] || rc=1
-	"$CTL" bond del mrbond1 && rdma link del dma1 && rdma link del dma0 &&
-		modprobe -r rdma_rxe_dma || rc=1
+	"$CTL" bond del mrbond1 && rdma link del dma1 && rdma link del dma0 || rc=1
+	dma_mappings_released || rc=1
+	modprobe -r rdma_rxe_dma || rc=1
+	return $rc
+}
+
+mixed_member_state() { cat "$SYS/mrbond2/mrbond/members/$1/state"; }
+
+# One bond, one member of each kind: the double dma0 on m0, and rxe2 on a
+# third veth pair (rxe takes one device per netdev, and rxe0 and rxe1 are
+# mrbond0's). Whether a post's buffers are mapped is decided per QP, by
+# its member: QPs on both, payloads intact, nothing refused, nothing left
+# mapped.
+test_dma_mixed_bond() {
+	local rc=0 before size mode p placed
+	ip link add m2 type veth peer name p2 && ip link set m2 up && ip link set p2 up &&
+		ip addr add 198.18.12.1/24 dev m2 && ip addr add $SERVICE/32 dev m2 || return 1
+	rdma link add rxe2 type rxe netdev m2 || return 1
+	modprobe rdma_rxe_dma && rdma link add dma0 type rxe_dma netdev m0 || return 1
+	"$CTL" bond add mrbond2 --member dma0 --member rxe2 || return 1
+	echo rr >$SYS/mrbond2/mrbond/policy || return 1
+	wait_for 20 eval '[[ $(mixed_member_state dma0) == usable && $(mixed_member_state rxe2) == usable ]]' ||
+		{ echo "members: $(mixed_member_state dma0) $(mixed_member_state rxe2)"; return 1; }
+	before=$(dma_refused)
+	for size in 64 20000; do
+		kperf "$TB_TMP/mixed-$size" dev=mrbond2 gid=$SERVICE mode=lat qps=2 iters=200 \
+			size=$size || { echo "lat $size: $(cat "$TB_TMP/mixed-$size")"; rc=1; }
+	done
+	for mode in bw stream; do
+		kperf "$TB_TMP/mixed-$mode" dev=mrbond2 gid=$SERVICE mode=$mode qps=2 iters=100 \
+			size=65536 duration_ms=2000 "$(read_back $mode)" || { echo "$mode: $(cat "$TB_TMP/mixed-$mode")"; rc=1; }
+	done
+	for p in 1 2; do
+		placed=$(cat $SYS/mrbond2/ports/$p/hw_counters/placements)
+		echo "port $p ($(sed -n "${p}p" $SYS/mrbond2/mrbond/member_list)): $placed placements"
+		((placed > 0)) || rc=1
+	done
+	echo "refused $(dma_refused) (before $before)"
+	[[ $(dma_refused) == "$before" ]] || rc=1
+	"$CTL" bond del mrbond2 && rdma link del dma0 && rdma link del rxe2 || rc=1
+	ip link del m2 || rc=1
+	dma_mappings_released || rc=1
+	modprobe -r rdma_rxe_dma || rc=1
 	return $rc
 }
 
@@ -668,7 +714,7 @@ test_unload() {
 	modprobe -r mrbond_kperf && "$CTL" bond del mrbond0 && modprobe -r rdma_mrbond
 }
 
-ktap_header 30
+ktap_header 32
 if ! out=$(setup 2>&1); then
 	echo "$out" | sed 's/^/# /'
 	echo "Bail out! T0 data path setup failed"
@@ -701,6 +747,8 @@ run_test nvme_teardown test_nvme_teardown
 run_test dma_double_kperf_payload test_dma_double_kperf_payload
 run_test dma_double_refuses_unmapped test_dma_double_refuses_unmapped
 run_test dma_member_kperf_payload test_dma_member_kperf_payload
+run_test dma_mixed_bond test_dma_mixed_bond
+dma_api_debug_test
 run_test nothing_leaked test_nothing_leaked
 kmemleak_test
 run_test unload test_unload

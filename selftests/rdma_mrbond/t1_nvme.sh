@@ -15,6 +15,16 @@
 # removed while their CM exchange is in flight fail at once (regression
 # test). Teardown must leave no QP and no outstanding WR behind.
 #
+# MRBOND_MEMBERS=dma (lib.sh) runs the NVMe-oF and NFS flows over members
+# that need DMA mapping, the rdma_rxe_dma doubles, on both guests: no
+# address refused, and no bounce slot left in use once they are gone. Only
+# hosta, the initiator (nvme-rdma, rpcrdma: both over mrbond0), boots with
+# swiotlb=force (MRBOND_BOUNCE_ROLES=hosta): nfsd listens on every device,
+# so its QPs are on the member itself, not on the bond, and 6.12's svcrdma
+# unmaps a Read chunk's pages only when the RPC is done
+# (svc_rdma_recv_ctxt_put()), after nfsd has stored them: under bouncing
+# it stores the previous contents of those pages, with or without the bond.
+#
 # NVME_DEV_MODE=raw (validation of the suite itself, forwarded by testbed.py)
 # skips the bond and runs the same flow over the raw member rxe0 on rail 0's
 # addresses; there the cable pull is expected to break the controller.
@@ -32,7 +42,7 @@ FIO_GRACE=20    # s fio may take beyond its runtime while the fault lasts
 
 service_ip() { echo "198.18.30.$(($1 + 1))"; }  # role index
 if [[ $MODE == raw ]]; then
-	DEV=rxe0
+	DEV=${MEMBER_PREFIX}0
 	TARGET_IP=$(rail_ip 0 1)
 else
 	MODE=bond
@@ -108,8 +118,8 @@ send_err_of() { bq rdma statistic show link "$1/1" | grep -o 'send_err [0-9]*'; 
 gsi_intact() {
 	local r s rc=0
 	for ((r = 0; r < MRBOND_LINKS; r++)); do
-		s=$(gsi_state "rxe$r")
-		[[ $s == RTS ]] || { echo "rxe$r's QP1 is $s ($(send_err_of "rxe$r"))"; rc=1; }
+		s=$(gsi_state "${MEMBER_PREFIX}$r")
+		[[ $s == RTS ]] || { echo "${MEMBER_PREFIX}$r's QP1 is $s ($(send_err_of "${MEMBER_PREFIX}$r"))"; rc=1; }
 	done
 	return $rc
 }
@@ -142,7 +152,7 @@ cm_counters() {
 	done
 	bq rdma statistic show | grep -v mrbond
 	# One grep over the whole table: a process per GID takes minutes here.
-	for d in "$SYS"/rxe*; do
+	for d in "$SYS"/"$MEMBER_PREFIX"*; do
 		grep -H '^0000:0000:0000:0000:0000:ffff:' "$d"/ports/1/gids/* 2>/dev/null |
 			sed 's|.*/gids/\([0-9]*\):|\1 |' | while read -r i g; do
 				echo "${d##*/} gid $i $g $(cat "$d/ports/1/gid_attrs/ndevs/$i" 2>/dev/null)"
@@ -174,7 +184,7 @@ diag() {
 # The CM MADs (RoCEv2 packets to QP1) each rail carries while a test runs,
 # for its diagnostics: which rail a lost REQ left on, and whether it came in.
 mad_capture_start() {
-	tcpdump -i any -t -nn -l "udp dst port 4791 and (udp[12:4] & 0xffffff) == 1" \
+	tcpdump -i any -t -nn -l "udp dst port $ROCE_PORT and (udp[12:4] & 0xffffff) == 1" \
 		>"$TB_TMP/mad-$1" 2>/dev/null </dev/null &
 	MAD_CAPTURE_PID=$!
 }
@@ -267,18 +277,18 @@ setup_bond() {
 	local i nic
 	modprobe rdma_mrbond || return 1
 	local members=()
-	for ((i = 0; i < MRBOND_LINKS; i++)); do members+=(--member "rxe$i"); done
+	for ((i = 0; i < MRBOND_LINKS; i++)); do members+=(--member "${MEMBER_PREFIX}$i"); done
 	bq -t 60 "$CTL" bond add mrbond0 "${members[@]}" || return 1
 	echo rr >"$SYS/mrbond0/mrbond/policy" || return 1
 	kmark reorder
 	for ((i = 0; i < MRBOND_LINKS; i++)); do
 		nic=$(slave_of_link "$i") || return 1
-		bq -t 60 rdma link del "rxe$i" || return 1
-		bq -t 60 rdma link add "rxe$i" type rxe netdev "$nic" || return 1
+		bq -t 60 rdma link del "${MEMBER_PREFIX}$i" || return 1
+		bq -t 60 rdma link add "${MEMBER_PREFIX}$i" type "$MEMBER_TYPE" netdev "$nic" || return 1
 	done
 	for ((i = 0; i < MRBOND_LINKS; i++)); do
-		wait_until 60 member_is "rxe$i" usable ||
-			{ echo "rxe$i: $(member_state "rxe$i")"; diag; return 1; }
+		wait_until 60 member_is "${MEMBER_PREFIX}$i" usable ||
+			{ echo "${MEMBER_PREFIX}$i: $(member_state "${MEMBER_PREFIX}$i")"; diag; return 1; }
 	done
 	for ((i = 1; i <= MRBOND_LINKS; i++)); do
 		wait_until 30 has_gid mrbond0 "$i" "$(service_ip "$ME")" ||
@@ -469,7 +479,7 @@ test_connect() {
 			{ echo "mode $(bq cat "$SYS/mrbond0/mrbond/mode") policy $(bq cat "$SYS/mrbond0/mrbond/policy")"; rc=1; }
 		for ((p = 1; p <= MRBOND_LINKS; p++)); do
 			q=$(stat_of "$p" qps)
-			echo "port $p qps ${q:-none}, member rxe$((p - 1)) RC QPs $(bq rdma res show qp link "rxe$((p - 1))/" | grep -c 'type RC')"
+			echo "port $p qps ${q:-none}, member ${MEMBER_PREFIX}$((p - 1)) RC QPs $(bq rdma res show qp link "${MEMBER_PREFIX}$((p - 1))/" | grep -c 'type RC')"
 			[[ -n $q ]] || { rc=1; continue; }
 			total=$((total + q))
 			((q > max)) && max=$q
@@ -590,8 +600,8 @@ cable0_up() {
 	cable 0 up || return 1
 	[[ $MODE == bond ]] || return 0
 	t0=${EPOCHREALTIME/./}
-	wait_until 60 member_is rxe0 usable || { echo "rxe0 still $(member_state rxe0)"; return 1; }
-	echo "rxe0 usable $(ms_since_us "$t0") ms after the cable came back"
+	wait_until 60 member_is ${MEMBER_PREFIX}0 usable || { echo "${MEMBER_PREFIX}0 still $(member_state ${MEMBER_PREFIX}0)"; return 1; }
+	echo "${MEMBER_PREFIX}0 usable $(ms_since_us "$t0") ms after the cable came back"
 }
 
 test_cable_pull() {
@@ -603,9 +613,9 @@ test_cable_pull() {
 		((rc == 0)) || diag
 		return $rc
 	fi
-	fault_under_fio cable-pull rxe0 cable0_down cable0_up || rc=1
+	fault_under_fio cable-pull ${MEMBER_PREFIX}0 cable0_down cable0_up || rc=1
 	if [[ $MODE == raw ]]; then
-		echo "raw mode: nvme-rdma on rxe0 cannot move to another rail; failing is expected here"
+		echo "raw mode: nvme-rdma on ${MEMBER_PREFIX}0 cannot move to another rail; failing is expected here"
 	fi
 	# Only the bond spoke through the members: their QP1s must be intact.
 	[[ $MODE == bond ]] && { gsi_intact || rc=1; }
@@ -617,8 +627,8 @@ member_hosts_qps() { bq rdma res show qp link "$1/" | grep -q 'type RC'; }
 member_del() { bq -t 60 rdma link del "$VICTIM"; }
 member_add() {
 	local nic t0
-	nic=$(slave_of_link "${VICTIM#rxe}") || return 1
-	bq -t 60 rdma link add "$VICTIM" type rxe netdev "$nic" || return 1
+	nic=$(slave_of_link "${VICTIM#"$MEMBER_PREFIX"}") || return 1
+	bq -t 60 rdma link add "$VICTIM" type "$MEMBER_TYPE" netdev "$nic" || return 1
 	[[ $MODE == bond ]] || return 0
 	t0=${EPOCHREALTIME/./}
 	wait_until 60 member_is "$VICTIM" usable || { echo "$VICTIM still $(member_state "$VICTIM")"; return 1; }
@@ -635,10 +645,10 @@ test_member_removed() {
 	# rxe1, which holds every QP after the cable pull on two links; with more
 	# links, the first member that hosts some (raw mode: rxe1, which hosts
 	# none, since removing rxe0 deletes the controller).
-	VICTIM=rxe1
-	if [[ $MODE == bond ]] && ! member_hosts_qps rxe1; then
+	VICTIM=${MEMBER_PREFIX}1
+	if [[ $MODE == bond ]] && ! member_hosts_qps ${MEMBER_PREFIX}1; then
 		for ((i = 0; i < MRBOND_LINKS; i++)); do
-			member_hosts_qps "rxe$i" && { VICTIM=rxe$i; break; }
+			member_hosts_qps "${MEMBER_PREFIX}$i" && { VICTIM=${MEMBER_PREFIX}$i; break; }
 		done
 	fi
 	fault_under_fio member-del "$VICTIM" member_del member_add || rc=1
@@ -657,7 +667,7 @@ test_member_removed() {
 # take rail 1, then connects extra controllers in a loop: hostb must
 # survive, and the connects succeed.
 
-LISTEN_VICTIM=rxe1
+LISTEN_VICTIM=${MEMBER_PREFIX}1
 
 # fabrics_connect: one more controller of the target, written to
 # /dev/nvme-fabrics with duplicate_connect; prints "instance=N,cntlid=M".
@@ -682,10 +692,10 @@ test_regress_listen_context_race() {
 		return
 	fi
 	if [[ $MRBOND_ROLE == hostb ]]; then
-		nic=$(slave_of_link "${LISTEN_VICTIM#rxe}") || rc=1
+		nic=$(slave_of_link "${LISTEN_VICTIM#"$MEMBER_PREFIX"}") || rc=1
 		barrier listen-armed 300 || rc=1
 		inject_arm cm_listen 8000 || rc=1
-		bq -t 60 rdma link del "$LISTEN_VICTIM" && bq -t 60 rdma link add "$LISTEN_VICTIM" type rxe netdev "$nic" || rc=1
+		bq -t 60 rdma link del "$LISTEN_VICTIM" && bq -t 60 rdma link add "$LISTEN_VICTIM" type "$MEMBER_TYPE" netdev "$nic" || rc=1
 		if wait_until 30 eval '(($(inject_hits cm_listen) > 0))'; then
 			touch "$LISTEN_OPEN"
 		else
@@ -696,7 +706,7 @@ test_regress_listen_context_race() {
 		barrier listen-done 600 || rc=1
 	else
 		modprobe nvme-rdma || rc=1
-		bq "$CTL" member set mrbond0 rxe0 --admin drain || rc=1
+		bq "$CTL" member set mrbond0 ${MEMBER_PREFIX}0 --admin drain || rc=1
 		before=$(ls /sys/class/nvme)
 		barrier listen-armed 300 || rc=1
 		wait_until 60 test -e "$LISTEN_OPEN" || { echo "hostb never opened the window"; rc=1; }
@@ -711,7 +721,7 @@ test_regress_listen_context_race() {
 				bounded 60 "$out.d" nvme disconnect -d "$c"
 			done
 		done
-		bq "$CTL" member set mrbond0 rxe0 --admin up || rc=1
+		bq "$CTL" member set mrbond0 ${MEMBER_PREFIX}0 --admin up || rc=1
 		echo "extra controllers: $ok of $tries connects succeeded"
 		((ok > 0)) || { echo "no connect succeeded"; cat "$out"; rc=1; }
 		barrier listen-done 600 || rc=1
@@ -793,22 +803,22 @@ test_regress_connect_during_member_removal() {
 		off=0.$i
 		held=$(cat "$CDR_HELD" 2>/dev/null || echo 0)
 		ended=$(bond_ended_exchanges)
-		q0=$(member_qps rxe0) q1=$(member_qps rxe1)
+		q0=$(member_qps ${MEMBER_PREFIX}0) q1=$(member_qps ${MEMBER_PREFIX}1)
 		fabrics_connect >"$out.$i" 2>&1 &
 		pid=$!
 		# The QP, placed just before its REQ leaves, seen here in sysfs:
 		# hostb's report of the hold, `rdma res` (seconds on the lockdep
 		# kernel) or ib_cm's REQ counter (counted when the REP comes)
 		# would leave too little of the hold for the removal.
-		if ! wait_until 30 eval '(($(member_qps rxe0) > q0 || $(member_qps rxe1) > q1))'; then
+		if ! wait_until 30 eval '(($(member_qps ${MEMBER_PREFIX}0) > q0 || $(member_qps ${MEMBER_PREFIX}1) > q1))'; then
 			echo "try $i: no member got the QP"
 			wait_pid 60 "$pid"
 			rc=1
 			break
 		fi
-		if (($(member_qps rxe0) > q0)); then victim=rxe0; else victim=rxe1; fi
+		if (($(member_qps ${MEMBER_PREFIX}0) > q0)); then victim=${MEMBER_PREFIX}0; else victim=${MEMBER_PREFIX}1; fi
 		sleep "$off"
-		nic=$(slave_of_link "${victim#rxe}") || { rc=1; break; }
+		nic=$(slave_of_link "${victim#"$MEMBER_PREFIX"}") || { rc=1; break; }
 		bq -t 60 rdma link del "$victim" || rc=1
 		t_rm=${EPOCHREALTIME/./}
 		wait_pid 60 "$pid"
@@ -834,7 +844,7 @@ test_regress_connect_during_member_removal() {
 		else
 			echo "try $i: the REQ never reached hostb"
 		fi
-		bq -t 60 rdma link add "$victim" type rxe netdev "$nic" || rc=1
+		bq -t 60 rdma link add "$victim" type "$MEMBER_TYPE" netdev "$nic" || rc=1
 		wait_until 60 member_is "$victim" usable || { echo "$victim: $(member_state "$victim")"; rc=1; }
 		cdr_disconnect_all "$out"
 	done
@@ -903,7 +913,7 @@ test_regress_no_mad_on_down_link() {
 	barrier nomad-start 300 || rc=1
 	nomad_static_neigh add || rc=1
 	h0=$(inject_hits gsi_req_out) h1=$(inject_hits member_fail)
-	q0=$(member_qps rxe0) q1=$(member_qps rxe1)
+	q0=$(member_qps ${MEMBER_PREFIX}0) q1=$(member_qps ${MEMBER_PREFIX}1)
 	kmark nomad
 	inject_arm gsi_req_out $NOMAD_REQ_MS && inject_arm member_fail $NOMAD_FAIL_MS || rc=1
 	fabrics_connect >"$out" 2>&1 &
@@ -912,9 +922,9 @@ test_regress_no_mad_on_down_link() {
 	# kernel the ULP's setup between the two (its MR pool) took seconds,
 	# and a pull then failed the connect before any REQ.
 	if wait_until 60 eval '(($(inject_hits gsi_req_out) > h0))' &&
-		(($(member_qps rxe0) > q0 || $(member_qps rxe1) > q1)); then
-		if (($(member_qps rxe0) > q0)); then victim=rxe0; else victim=rxe1; fi
-		link=${victim#rxe}
+		(($(member_qps ${MEMBER_PREFIX}0) > q0 || $(member_qps ${MEMBER_PREFIX}1) > q1)); then
+		if (($(member_qps ${MEMBER_PREFIX}0) > q0)); then victim=${MEMBER_PREFIX}0; else victim=${MEMBER_PREFIX}1; fi
+		link=${victim#"$MEMBER_PREFIX"}
 		echo "the connect's QP is on $victim: pulling rail $link while its REQ waits"
 		fault link "$link" down || { echo "QMP set_link on link $link failed"; rc=1; }
 		# The REQ goes at NOMAD_REQ_MS, the QPs fail at NOMAD_FAIL_MS.
@@ -964,10 +974,10 @@ WRR_LOAD_S=75
 member_attr() { bq cat "$SYS/mrbond0/mrbond/members/$1/$2"; }
 util_at_least() { local u; u=$(member_attr "$1" utilisation); [[ $u =~ ^[0-9]+$ ]] && ((u >= $2)); }
 
-wrr_load() {  # ib_write_bw on rxe0 for WRR_LOAD_S seconds, both sides
+wrr_load() {  # ib_write_bw on ${MEMBER_PREFIX}0 for WRR_LOAD_S seconds, both sides
 	local gid
-	gid=$(gid_index_of rxe0 "$(rail_ip 0 "$ME")") || return 1
-	local cmd=(timeout $((WRR_LOAD_S + 30)) ib_write_bw -d rxe0 -x "$gid" -p "$WRR_PORT" -D "$WRR_LOAD_S"
+	gid=$(gid_index_of ${MEMBER_PREFIX}0 "$(rail_ip 0 "$ME")") || return 1
+	local cmd=(timeout $((WRR_LOAD_S + 30)) ib_write_bw -d ${MEMBER_PREFIX}0 -x "$gid" -p "$WRR_PORT" -D "$WRR_LOAD_S"
 		-s 65536 -F --report_gbits)
 	if [[ $MRBOND_ROLE == hostb ]]; then
 		"${cmd[@]}" >"$TB_TMP/wrr-server" 2>&1
@@ -992,18 +1002,18 @@ test_wrr_live_utilisation() {
 		return $rc
 	fi
 	echo wrr >"$SYS/mrbond0/mrbond/policy" || rc=1
-	for m in rxe0 rxe1; do
+	for m in ${MEMBER_PREFIX}0 ${MEMBER_PREFIX}1; do
 		echo "$WRR_CAPACITY" >"$SYS/mrbond0/mrbond/members/$m/capacity_mbps" || rc=1
 	done
 	barrier wrr-start 300 || rc=1
 	wrr_load >"$out.load" 2>&1 &
 	load=$!
-	wait_until 40 util_at_least rxe0 900 ||
-		{ echo "rxe0 utilisation did not rise: $(member_attr rxe0 utilisation)"; rc=1; }
-	u0=$(member_attr rxe0 utilisation) u1=$(member_attr rxe1 utilisation)
-	echo "utilisation under load (permille of $WRR_CAPACITY Mb/s): rxe0 $u0, rxe1 $u1"
+	wait_until 40 util_at_least ${MEMBER_PREFIX}0 900 ||
+		{ echo "${MEMBER_PREFIX}0 utilisation did not rise: $(member_attr ${MEMBER_PREFIX}0 utilisation)"; rc=1; }
+	u0=$(member_attr ${MEMBER_PREFIX}0 utilisation) u1=$(member_attr ${MEMBER_PREFIX}1 utilisation)
+	echo "utilisation under load (permille of $WRR_CAPACITY Mb/s): ${MEMBER_PREFIX}0 $u0, ${MEMBER_PREFIX}1 $u1"
 	bq "$CTL" bond show mrbond0
-	[[ $u1 =~ ^[0-9]+$ ]] && ((u1 <= 200)) || { echo "rxe1 is not idle: $u1"; rc=1; }
+	[[ $u1 =~ ^[0-9]+$ ]] && ((u1 <= 200)) || { echo "${MEMBER_PREFIX}1 is not idle: $u1"; rc=1; }
 	p0=$(port_counter 1 placements) p1=$(port_counter 2 placements)
 	before=$(ls /sys/class/nvme)
 	for ((i = 0; i < WRR_CTRLS && rc == 0; i++)); do
@@ -1013,9 +1023,9 @@ test_wrr_live_utilisation() {
 	n=$((d0 + d1))
 	# Equal admin weights: rxe0's share is (1400 - u0) / (2800 - u0 - u1).
 	want=$(awk -v n="$n" -v a="$u0" -v b="$u1" 'BEGIN { printf "%.1f", n * (1400 - a) / (2800 - a - b) }')
-	echo "new QPs: rxe0 $d0, rxe1 $d1 of $n; WRR's proportions give rxe0 $want"
-	u0=$(member_attr rxe0 utilisation) u1=$(member_attr rxe1 utilisation)
-	echo "utilisation after the connects: rxe0 $u0, rxe1 $u1"
+	echo "new QPs: ${MEMBER_PREFIX}0 $d0, ${MEMBER_PREFIX}1 $d1 of $n; WRR's proportions give ${MEMBER_PREFIX}0 $want"
+	u0=$(member_attr ${MEMBER_PREFIX}0 utilisation) u1=$(member_attr ${MEMBER_PREFIX}1 utilisation)
+	echo "utilisation after the connects: ${MEMBER_PREFIX}0 $u0, ${MEMBER_PREFIX}1 $u1"
 	((n > 0)) && awk -v d="$d0" -v w="$want" -v s="$WRR_SLACK" 'BEGIN { exit !(d >= w - s && d <= w + s) }' ||
 		{ echo "placement did not follow WRR's proportions"; rc=1; }
 	for c in $(comm -13 <(echo "$before") <(ls /sys/class/nvme)); do
@@ -1023,7 +1033,7 @@ test_wrr_live_utilisation() {
 	done
 	wait "$load" || { echo "ib_write_bw client: $(tail -n 3 "$out.load")"; rc=1; }
 	tail -n 2 "$TB_TMP/client"
-	for m in rxe0 rxe1; do
+	for m in ${MEMBER_PREFIX}0 ${MEMBER_PREFIX}1; do
 		echo 0 >"$SYS/mrbond0/mrbond/members/$m/capacity_mbps" || rc=1
 	done
 	echo rr >"$SYS/mrbond0/mrbond/policy" || rc=1
@@ -1146,7 +1156,7 @@ nfs_rail_up() {
 	r=$(cat "$NFS_RAIL")
 	cable "$r" up || return 1
 	[[ $MODE == bond ]] || return 0
-	wait_until 60 member_is "rxe$r" usable || { echo "rxe$r still $(member_state "rxe$r")"; return 1; }
+	wait_until 60 member_is "${MEMBER_PREFIX}$r" usable || { echo "${MEMBER_PREFIX}$r still $(member_state "${MEMBER_PREFIX}$r")"; return 1; }
 }
 
 # gsi_repair_after_nfsd, on hostb: nfsd's RPC/RDMA listens on the members
@@ -1159,14 +1169,14 @@ nfs_rail_up() {
 gsi_repair_after_nfsd() {
 	local r s VICTIM
 	for ((r = 0; r < MRBOND_LINKS; r++)); do
-		s=$(gsi_state "rxe$r")
+		s=$(gsi_state "${MEMBER_PREFIX}$r")
 		[[ $s == RTS ]] && continue
-		if klog_after nfs-cable-pull | grep -q "member rxe$r: QP1 send failed"; then
-			echo "rxe$r's QP1 is $s: the bond sent a MAD through it while its link was down"
+		if klog_after nfs-cable-pull | grep -q "member ${MEMBER_PREFIX}$r: QP1 send failed"; then
+			echo "${MEMBER_PREFIX}$r's QP1 is $s: the bond sent a MAD through it while its link was down"
 			return 1
 		fi
-		echo "rxe$r's QP1 is $s ($(send_err_of "rxe$r")): the member's own ib_cm, which handles nfsd's connections there, sent on the downed link (rxe defect); re-creating rxe$r"
-		VICTIM=rxe$r
+		echo "${MEMBER_PREFIX}$r's QP1 is $s ($(send_err_of "${MEMBER_PREFIX}$r")): the member's own ib_cm, which handles nfsd's connections there, sent on the downed link (rxe defect); re-creating ${MEMBER_PREFIX}$r"
+		VICTIM=${MEMBER_PREFIX}$r
 		member_del && member_add || return 1
 	done
 }
@@ -1208,7 +1218,7 @@ test_nfs_member_removal() {
 		return $rc
 	fi
 	port=$(nfs_port) || { echo "no rpcrdma QP on $DEV"; rc=1; port=1; }
-	VICTIM=rxe$((port - 1))
+	VICTIM=${MEMBER_PREFIX}$((port - 1))
 	echo "rpcrdma's QP on port $port: removing $VICTIM"
 	nfs_fault member-del nfs_member_del member_add || rc=1
 	((rc == 0)) || ask_peer_diag nfs-member
@@ -1255,7 +1265,7 @@ set_ecn() {
 # destination QPN.
 capture_start() {
 	tcpdump -i any -t -nn -v -l -c 400 \
-		"udp dst port 4791 and src host $(peer_ip) and (udp[12:4] & 0xffffff) != 1" \
+		"udp dst port $ROCE_PORT and src host $(peer_ip) and (udp[12:4] & 0xffffff) != 1" \
 		>"$1" 2>"$1.err" </dev/null &
 	CAPTURE_PID=$!
 	wait_until 30 grep -q 'listening on' "$1.err" || { cat "$1.err"; return 1; }
@@ -1344,7 +1354,7 @@ test_ecn_on_wire() {
 nothing_left() {
 	local p
 	if [[ $MODE == raw ]]; then
-		! bq rdma res show qp link rxe0/ | grep -q 'type RC'
+		! bq rdma res show qp link ${MEMBER_PREFIX}0/ | grep -q 'type RC'
 		return
 	fi
 	for ((p = 1; p <= MRBOND_LINKS; p++)); do
@@ -1403,18 +1413,57 @@ test_teardown() {
 		bounded 60 "$out" modprobe -r rdma_mrbond || { cat "$out"; rc=1; }
 		! grep -q '^rdma_mrbond ' /proc/modules || { echo "rdma_mrbond still loaded"; rc=1; }
 		for ((p = 0; p < MRBOND_LINKS; p++)); do
-			! bq rdma res show qp link "rxe$p/" | grep 'type RC' ||
-				{ echo "rxe$p: member QPs outlive the bond"; rc=1; }
+			! bq rdma res show qp link "${MEMBER_PREFIX}$p/" | grep 'type RC' ||
+				{ echo "${MEMBER_PREFIX}$p: member QPs outlive the bond"; rc=1; }
 		done
 		if [[ $MRBOND_ROLE == hostb ]]; then
 			target_down || rc=1
 		fi
 	else
-		bq rdma res show qp link rxe0/ | grep -v 'type GSI'
+		bq rdma res show qp link ${MEMBER_PREFIX}0/ | grep -v 'type GSI'
 	fi
 	barrier torn-down 300 || rc=1
 	((rc == 0)) || diag
 	return $rc
+}
+
+# ---- members that need DMA mapping (MRBOND_MEMBERS=dma) ----
+#
+# The same flows over a bond of rdma_rxe_dma doubles on both guests, every
+# mapping bounced by swiotlb: fio's crc32c sees any copy the bond got wrong
+# (a bounce not copied back, an unmap before the member was done), and the
+# double refuses any buffer the bond did not map on it.
+
+test_dma_refused_zero() {
+	local n rc=0
+	n=$(dma_refused) || return 1
+	echo "$MRBOND_ROLE: rdma_rxe_dma refused $n address(es)"
+	((n == 0)) || rc=1
+	if [[ $MRBOND_ROLE == hosta ]] && ! grep -qw swiotlb=force /proc/cmdline; then
+		echo "hosta not booted with swiotlb=force: its mappings were not checked"
+		rc=1
+	fi
+	return $rc
+}
+
+# After the bond's teardown: with the doubles deleted too, every bounce
+# slot must be free on a guest that bounces.
+test_dma_mappings_released() {
+	local i rc=0
+	for ((i = 0; i < MRBOND_LINKS; i++)); do
+		[[ -e $SYS/$(member_name "$i") ]] || continue
+		bq -t 60 rdma link del "$(member_name "$i")" || rc=1
+	done
+	dma_mappings_released || rc=1
+	return $rc
+}
+
+dma_released_test() {
+	if grep -qw swiotlb=force /proc/cmdline; then
+		run_test dma_mappings_released test_dma_mappings_released
+	else
+		ktap_skip dma_mappings_released "$MRBOND_ROLE does not bounce (MRBOND_BOUNCE_ROLES)"
+	fi
 }
 
 # The tests, NAME FUNCTION in order; kmemleak_clean and
@@ -1423,33 +1472,53 @@ test_teardown() {
 # lifetimes through their paths; what checks only data or the wire (a plain
 # fio verify, the TOS bytes) has passed on the normal kernel already and is
 # left out there.
-tests=(nvme_connect_over_bond test_connect)
-[[ ${MRBOND_STAGE:-} == debug ]] || tests+=(fio_verify test_fio_verify)
-tests+=(cable_pull_during_fio test_cable_pull
-	member_removed_during_fio test_member_removed
-	regress_listen_context_race test_regress_listen_context_race
-	wrr_live_utilisation test_wrr_live_utilisation)
-[[ ${MRBOND_STAGE:-} == debug ]] || tests+=(ecn_marking_on_the_wire test_ecn_on_wire)
-tests+=(nfs_rdma_fio_verify test_nfs_fio_verify
-	nfs_rdma_cable_pull test_nfs_cable_pull
-	nfs_rdma_member_removal test_nfs_member_removal
-	nfs_rdma_unmount test_nfs_unmount
-	regress_connect_during_member_removal test_regress_connect_during_member_removal
-	regress_no_mad_on_down_link test_regress_no_mad_on_down_link)
-ktap_header $((${#tests[@]} / 2 + 2))
+# The WRR test weighs placement, which the normal kernel has judged; the
+# debug stage leaves it out too. Over DMA doubles the suite runs the data
+# flows only: the regression tests and WRR are about the bond's control
+# path, which does not depend on the member's driver.
+if [[ $MRBOND_MEMBERS == dma ]]; then
+	tests=(dma_member_nvme_connect test_connect
+		dma_member_nvme_fio_verify test_fio_verify
+		dma_member_nvme_cable_pull test_cable_pull
+		dma_member_nvme_member_removal test_member_removed
+		dma_member_nfs_fio_verify test_nfs_fio_verify
+		dma_member_nfs_cable_pull test_nfs_cable_pull
+		dma_member_nfs_member_removal test_nfs_member_removal
+		dma_member_nfs_unmount test_nfs_unmount
+		dma_refused_addresses_zero test_dma_refused_zero)
+	# After the teardown, each reporting its own result.
+	after=(dma_released_test)
+else
+	tests=(nvme_connect_over_bond test_connect)
+	[[ ${MRBOND_STAGE:-} == debug ]] || tests+=(fio_verify test_fio_verify)
+	tests+=(cable_pull_during_fio test_cable_pull
+		member_removed_during_fio test_member_removed
+		regress_listen_context_race test_regress_listen_context_race)
+	[[ ${MRBOND_STAGE:-} == debug ]] ||
+		tests+=(wrr_live_utilisation test_wrr_live_utilisation
+			ecn_marking_on_the_wire test_ecn_on_wire)
+	tests+=(nfs_rdma_fio_verify test_nfs_fio_verify
+		nfs_rdma_cable_pull test_nfs_cable_pull
+		nfs_rdma_member_removal test_nfs_member_removal
+		nfs_rdma_unmount test_nfs_unmount
+		regress_connect_during_member_removal test_regress_connect_during_member_removal
+		regress_no_mad_on_down_link test_regress_no_mad_on_down_link)
+	after=()
+fi
+ktap_header $((${#tests[@]} / 2 + ${#after[@]} + 2))
 # Every command, time-stamped, in the run directory: where a guest hangs
 # shows from the host while it hangs.
 exec {TRACE_FD}>>"$MRBOND_RUN/$MRBOND_ROLE.nvme-trace"
 BASH_XTRACEFD=$TRACE_FD
 PS4='+ ${EPOCHREALTIME} ${FUNCNAME[0]:-main}: '
 set -x
-ktap_diag "role $MRBOND_ROLE, $MRBOND_LINKS link(s), $MODE mode (device $DEV, target $TARGET_IP), kernel $(uname -r)"
+ktap_diag "role $MRBOND_ROLE, $MRBOND_LINKS link(s), $MODE mode (device $DEV, target $TARGET_IP), members $MEMBER_TYPE, kernel $(uname -r)"
 setup() {
 	setup_t1 && setup_service || return 1
 	if [[ $MODE == bond ]]; then
 		setup_bond || return 1
 	else
-		wait_until 30 has_gid rxe0 1 "$(rail_ip 0 "$ME")" || { echo "rxe0: no rail GID"; return 1; }
+		wait_until 30 has_gid ${MEMBER_PREFIX}0 1 "$(rail_ip 0 "$ME")" || { echo "${MEMBER_PREFIX}0: no rail GID"; return 1; }
 	fi
 }
 if ! out=$(setup 2>&1); then
@@ -1470,5 +1539,6 @@ for ((test_at = 0; test_at < ${#tests[@]}; test_at += 2)); do
 done
 kmemleak_test
 run_test teardown_leaves_nothing test_teardown
+for f in "${after[@]}"; do "$f"; done
 ktap_totals
 [[ $KTAP_FAIL == 0 ]]

@@ -150,7 +150,9 @@ class Guest:
         # map, sync or unmap is missing, and refuses any address outside
         # the pool. Users that bypass the DMA API (virtio without
         # ACCESS_PLATFORM, rxe's virtual DMA) are not affected.
-        cmd.append("--append=swiotlb=force")
+        # MRBOND_BOUNCE_ROLES names the guests that bounce (default: all).
+        if self.role in os.environ.get("MRBOND_BOUNCE_ROLES", " ".join(ROLES["t1"])).split():
+            cmd.append("--append=swiotlb=force")
         if not a.kvm:
             cmd.append("--disable-kvm")
         for opt in qemu:
@@ -162,8 +164,9 @@ class Guest:
                f"MRBOND_KSRC={kernel_source(a.kdir)}")
         # Knobs of single suites, forwarded only when set on the host:
         # NVME_DEV_MODE=raw runs t1_nvme.sh over a raw rxe member;
-        # MRBOND_STAGE=debug tells a suite it runs on the checking kernel.
-        for var in ("NVME_DEV_MODE", "MRBOND_STAGE"):
+        # MRBOND_STAGE=debug tells a suite it runs on the checking kernel;
+        # MRBOND_MEMBERS=dma makes the T1 members DMA-mapping doubles.
+        for var in ("NVME_DEV_MODE", "MRBOND_STAGE", "MRBOND_MEMBERS"):
             if os.environ.get(var):
                 env += f" {var}={shlex.quote(os.environ[var])}"
         cmd += ["--exec", f"cd {a.root} && {env} bash {a.script} {self.role}"]

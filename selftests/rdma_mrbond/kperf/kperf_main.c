@@ -39,6 +39,9 @@
  *                     posts keep coming while completions stall (a race
  *                     test's window); 0 fills every QP to depth [0]
  *   shared_cq=0|1     one CQ for every QP, or one CQ per QP [1]
+ *   read=0|1          bw: after the WRITEs, every A reads its peer's target
+ *                     back with one RDMA READ into its WRITE source,
+ *                     emptied first, and checks it (verify_errors) [0]
  *   remap_ms=N        bw: instead of the WRITEs, B_0's FRWR target is mapped
  *                     again and again with ib_map_mr_sg() from process
  *                     context (as rpcrdma and iSER map) for N ms, 1 ms
@@ -188,17 +191,20 @@ static const char * const kperf_mode_names[] = { "bw", "lat", "stream", "keychec
 /* The keycheck probes come last, in the order they are posted. */
 enum kperf_op {
 	KPERF_OP_SEND, KPERF_OP_WRITE, KPERF_OP_RECV, KPERF_OP_REG, KPERF_OP_INV,
-	KPERF_OP_PROBE_SEND, KPERF_OP_PROBE_REG, KPERF_OP_PROBE_INV
+	KPERF_OP_READ, KPERF_OP_PROBE_SEND, KPERF_OP_PROBE_REG, KPERF_OP_PROBE_INV
 };
 
 #define KPERF_NPROBES		3
 /* keycheck's chain: WRs, and the SGEs of its bad one (the vdev takes 16). */
 #define KPERF_CHAIN_LEN		3
 #define KPERF_CHAIN_SGES	17
+/* read=1: the READ chain's WRs, and the SGEs of each (a page each). */
+#define KPERF_READ_WRS		8
+#define KPERF_READ_SGES		2
 
 static const char * const kperf_op_names[] = {
-	"SEND", "RDMA_WRITE", "RECV", "REG_MR", "LOCAL_INV", "probe SEND", "probe REG_MR",
-	"probe LOCAL_INV"
+	"SEND", "RDMA_WRITE", "RECV", "REG_MR", "LOCAL_INV", "RDMA_READ", "probe SEND",
+	"probe REG_MR", "probe LOCAL_INV"
 };
 
 struct kperf_params {
@@ -221,6 +227,7 @@ struct kperf_params {
 	u32 fatal_qp_ms;
 	u32 global_rkey;
 	u32 unmapped;
+	u32 read;
 };
 
 /* Head of every SEND payload; the rest is a pattern seeded by it. */
@@ -580,6 +587,57 @@ static int kperf_post_data(struct kperf_ep *ep, enum kperf_op op)
 	else
 		ep->writes_posted++;
 	return 0;
+}
+
+/*
+ * read=1: the peer's target read into the WRITE source as rdma_rw reads a
+ * Read chunk (nfsd, nvmet): a page per SGE, KPERF_READ_SGES SGEs per WR,
+ * the WRs chained and only the last one signaled.
+ */
+static int kperf_post_read(struct kperf_ep *ep)
+{
+	struct kperf_run *r = ep->run;
+	struct kperf_slot *s = kperf_slot_get(&ep->sq);
+	struct ib_sge sge[KPERF_READ_WRS * KPERF_READ_SGES];
+	struct ib_rdma_wr wr[KPERF_READ_WRS] = {};
+	const struct ib_send_wr *bad;
+	u32 off = 0, i, n = 0, nwr = 0;
+	int ret;
+
+	if (!s) {
+		kperf_post_failed(ep, KPERF_OP_READ, -ENOSPC);
+		return -ENOSPC;
+	}
+	while (off < r->p.size && nwr < KPERF_READ_WRS) {
+		struct ib_rdma_wr *w = &wr[nwr];
+
+		w->wr.sg_list = &sge[n];
+		w->remote_addr = ep->peer->mr->iova + off;
+		w->rkey = ep->peer->mr->rkey;
+		w->wr.opcode = IB_WR_RDMA_READ;
+		/* Unsignaled but the last; a flush completes them all here. */
+		w->wr.wr_cqe = &s->cqe;
+		for (i = 0; i < KPERF_READ_SGES && off < r->p.size; i++, n++) {
+			sge[n].addr = ep->wsrc_dma + off;
+			/* The last SGE takes whatever is left. */
+			sge[n].length = n == ARRAY_SIZE(sge) - 1 ? r->p.size - off :
+					min_t(u32, PAGE_SIZE, r->p.size - off);
+			sge[n].lkey = ep->pd->local_dma_lkey;
+			off += sge[n].length;
+		}
+		w->wr.num_sge = i;
+		if (nwr)
+			wr[nwr - 1].wr.next = &w->wr;
+		nwr++;
+	}
+	wr[nwr - 1].wr.send_flags = IB_SEND_SIGNALED;
+	kperf_slot_mark(s, KPERF_OP_READ, true);
+	ret = ib_post_send(ep->qp, &wr[0].wr, &bad);
+	if (ret) {
+		kperf_slot_mark(s, KPERF_OP_READ, false);
+		kperf_post_failed(ep, KPERF_OP_READ, ret);
+	}
+	return ret;
 }
 
 static int kperf_post_recv(struct kperf_ep *ep)
@@ -1060,12 +1118,13 @@ static int kperf_create_qp(struct kperf_run *r, struct kperf_ep *ep)
 		.send_cq = ep->cq,
 		.recv_cq = ep->cq,
 		.cap = {
-			.max_send_wr = r->p.depth + 4,
+			.max_send_wr = r->p.depth + 4 + (r->p.read ? KPERF_READ_WRS : 0),
 			.max_recv_wr = r->p.depth + 4,
-			.max_send_sge = 1,
+			.max_send_sge = r->p.read ? KPERF_READ_SGES : 1,
 			.max_recv_sge = 1,
 		},
-		.sq_sig_type = IB_SIGNAL_ALL_WR,
+		/* Every WR asks for its completion, but read=1's chain. */
+		.sq_sig_type = IB_SIGNAL_REQ_WR,
 		.qp_type = IB_QPT_RC,
 		.port_num = r->p.port,
 	};
@@ -1105,7 +1164,8 @@ static int kperf_ep_bufs(struct kperf_run *r, struct kperf_ep *ep)
 		if (!ep->wsrc)
 			goto nomem;
 		kperf_fill(ep->wsrc, 0, size, kperf_seed(ep->pair, ep->side, 0));
-		ret = kperf_map(r, ep->wsrc, size, DMA_TO_DEVICE, &ep->wsrc_dma);
+		/* read=1 makes it the sink of an RDMA READ too. */
+		ret = kperf_map(r, ep->wsrc, size, DMA_BIDIRECTIONAL, &ep->wsrc_dma);
 		if (ret)
 			return ret;
 	}
@@ -1426,6 +1486,55 @@ static bool kperf_bw_done(struct kperf_run *r)
 	return true;
 }
 
+/*
+ * read=1: each B's target, holding the last WRITE's pattern, is registered
+ * again and A reads it back into its emptied WRITE source. The device
+ * writes a READ's sink: a bond over members that need DMA mapping must
+ * have copied it back from the member's bounce buffer when the READ
+ * completes (the consumer reads it then, as nfsd does its Read chunks).
+ */
+static int kperf_read_back(struct kperf_run *r)
+{
+	u32 size = r->p.size, i, bad, first = 0;
+	int ret;
+
+	for (i = 0; i < r->p.qps; i++) {
+		struct kperf_ep *a = &r->eps[i];
+
+		if (a->abandoned)
+			continue;
+		if (kperf_post_reg(&r->eps[r->p.qps + i]))
+			return -EIO;
+		memset(a->wsrc, 0, size);
+		kperf_sync_for_device(r, a->wsrc_dma, size, DMA_BIDIRECTIONAL);
+	}
+	ret = kperf_wait(r, kperf_sq_idle, NULL, true);
+	if (ret || r->stopping)
+		return kperf_wait_fail(r, ret, "REG_MR of the READ sources");
+	for (i = 0; i < r->p.qps; i++)
+		if (!r->eps[i].abandoned && kperf_post_read(&r->eps[i]))
+			return -EIO;
+	ret = kperf_wait(r, kperf_sq_idle, NULL, true);
+	if (ret || r->stopping)
+		return kperf_wait_fail(r, ret, "the RDMA READs");
+	for (i = 0; i < r->p.qps; i++) {
+		struct kperf_ep *a = &r->eps[i];
+
+		if (a->abandoned)
+			continue;
+		kperf_sync_for_cpu(r, a->wsrc_dma, size, DMA_BIDIRECTIONAL);
+		bad = kperf_check(a->wsrc, 0, size, kperf_seed(i, 0, r->p.iters - 1), &first);
+		pr_info("%s: pair %u: READ sink of %u bytes read back, %u bad\n", r->p.dev, i,
+			size, bad);
+		if (!bad)
+			continue;
+		r->verify_errors++;
+		pr_err("%s: pair %u: READ sink: %u of %u bytes bad, first at %u\n",
+		       r->p.dev, i, bad, size, first);
+	}
+	return 0;
+}
+
 static int kperf_bw(struct kperf_run *r)
 {
 	u32 size = r->p.size, i, bad, first = 0;
@@ -1478,7 +1587,7 @@ static int kperf_bw(struct kperf_run *r)
 		pr_err("%s: pair %u: WRITE target: %u of %u bytes bad, first at %u\n",
 		       r->p.dev, i, bad, size, first);
 	}
-	return 0;
+	return r->p.read ? kperf_read_back(r) : 0;
 }
 
 /*
@@ -2075,6 +2184,7 @@ static const struct kperf_key kperf_keys[] = {
 	{ "fatal_qp_ms", offsetof(struct kperf_params, fatal_qp_ms), 0, 60000 },
 	{ "global_rkey", offsetof(struct kperf_params, global_rkey), 0, 1 },
 	{ "unmapped", offsetof(struct kperf_params, unmapped), 0, 1 },
+	{ "read", offsetof(struct kperf_params, read), 0, 1 },
 };
 
 static int kperf_parse_kv(struct kperf_params *p, const char *key, const char *val,
