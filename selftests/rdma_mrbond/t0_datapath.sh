@@ -661,6 +661,44 @@ test_dma_member_kperf_payload() {
 	return $rc
 }
 
+# Race: a map of an FRWR MR's pages on a member that needs DMA mapping,
+# stalled (injection point map_mr_sg) after it read the member MR and
+# before it mapped, while both members are removed. The detach unmaps the
+# MR's pages after the grace period that waits for the map; unmapped before
+# it, the late map would leave the pages mapped on a device that is gone
+# (their bounce slots in use until the consumer deregisters the MR). With
+# both doubles gone and kperf's MR still registered, no slot may be in use.
+test_regress_map_mr_sg_vs_dma_detach() {
+	local pid rc=0 hits0 used us longest=0
+	modprobe rdma_rxe_dma && rdma link add dma0 type rxe_dma netdev m0 &&
+		rdma link add dma1 type rxe_dma netdev m1 || return 1
+	"$CTL" bond add mrbond1 --member dma0 --member dma1 || return 1
+	wait_for 20 eval '[[ $(dma_member_state dma0) == usable && $(dma_member_state dma1) == usable ]]' ||
+		{ echo "members: $(dma_member_state dma0) $(dma_member_state dma1)"; return 1; }
+	hits0=$(inject_hits map_mr_sg 2>/dev/null || echo 0)
+	kperf "$TB_TMP/dma-remap" dev=mrbond1 gid=$SERVICE mode=bw qps=1 pd_per_pair=1 \
+		remap_ms=12000 &
+	pid=$!
+	sleep 3
+	inject_arm map_mr_sg 4000 || rc=1
+	wait_for 10 eval '(($(inject_hits map_mr_sg) > hits0))' ||
+		{ echo "no map reached the injection point"; rc=1; }
+	rdma link del dma0 && rdma link del dma1 || rc=1
+	for us in $(dmesg | sed -n 's/.*mrbond1: member dma[01] detached: .* in \([0-9]*\) us$/\1/p' | tail -n 2); do
+		((us > longest)) && longest=$us
+	done
+	echo "longest member detach: $longest us (a map stalled 4000 ms)"
+	((longest >= 2000000)) || { echo "no detach waited for the map"; rc=1; }
+	used=$(swiotlb_used)
+	echo "swiotlb slots in use with the doubles gone and the MR registered: $used"
+	((used == 0)) || rc=1
+	wait "$pid"
+	grep -E '^(maps|map_errors)=' "$TB_TMP/dma-remap"
+	(($(field "$TB_TMP/dma-remap" maps) > 0)) || { echo "nothing was mapped"; rc=1; }
+	"$CTL" bond del mrbond1 && modprobe -r rdma_rxe_dma || rc=1
+	return $rc
+}
+
 mixed_member_state() { cat "$SYS/mrbond2/mrbond/members/$1/state"; }
 
 # One bond, one member of each kind: the double dma0 on m0, and rxe2 on a
@@ -714,7 +752,7 @@ test_unload() {
 	modprobe -r mrbond_kperf && "$CTL" bond del mrbond0 && modprobe -r rdma_mrbond
 }
 
-ktap_header 32
+ktap_header 33
 if ! out=$(setup 2>&1); then
 	echo "$out" | sed 's/^/# /'
 	echo "Bail out! T0 data path setup failed"
@@ -747,6 +785,7 @@ run_test nvme_teardown test_nvme_teardown
 run_test dma_double_kperf_payload test_dma_double_kperf_payload
 run_test dma_double_refuses_unmapped test_dma_double_refuses_unmapped
 run_test dma_member_kperf_payload test_dma_member_kperf_payload
+run_test regress_map_mr_sg_vs_dma_detach test_regress_map_mr_sg_vs_dma_detach
 run_test dma_mixed_bond test_dma_mixed_bond
 dma_api_debug_test
 run_test nothing_leaked test_nothing_leaked
