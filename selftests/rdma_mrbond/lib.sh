@@ -345,7 +345,7 @@ dma_api_debug_test() {
 		ktap_pass dma_api_debug_clean
 	else
 		grep rdma_rxe_dma "$d/dump" | head -n 10 | sed 's/^/# /'
-		dmesg | grep -A3 'DMA-API' | head -n 30 | sed 's/^/# /'
+		dmesg | grep -E -A4 'DMA-API: [^ ]+ [^ ]+: ' | head -n 40 | sed 's/^/# /'
 		ktap_fail dma_api_debug_clean
 	fi
 }

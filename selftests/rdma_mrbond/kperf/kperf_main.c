@@ -198,6 +198,11 @@ enum kperf_op {
 /* keycheck's chain: WRs, and the SGEs of its bad one (the vdev takes 16). */
 #define KPERF_CHAIN_LEN		3
 #define KPERF_CHAIN_SGES	17
+/*
+ * The WRITE source is read=1's READ sink too: one direction for its map,
+ * syncs and unmap (the DMA API checks they agree).
+ */
+#define KPERF_WSRC_DIR		DMA_BIDIRECTIONAL
 /* read=1: the READ chain's WRs, and the SGEs of each (a page each). */
 #define KPERF_READ_WRS		8
 #define KPERF_READ_SGES		2
@@ -1164,8 +1169,7 @@ static int kperf_ep_bufs(struct kperf_run *r, struct kperf_ep *ep)
 		if (!ep->wsrc)
 			goto nomem;
 		kperf_fill(ep->wsrc, 0, size, kperf_seed(ep->pair, ep->side, 0));
-		/* read=1 makes it the sink of an RDMA READ too. */
-		ret = kperf_map(r, ep->wsrc, size, DMA_BIDIRECTIONAL, &ep->wsrc_dma);
+		ret = kperf_map(r, ep->wsrc, size, KPERF_WSRC_DIR, &ep->wsrc_dma);
 		if (ret)
 			return ret;
 	}
@@ -1506,7 +1510,7 @@ static int kperf_read_back(struct kperf_run *r)
 		if (kperf_post_reg(&r->eps[r->p.qps + i]))
 			return -EIO;
 		memset(a->wsrc, 0, size);
-		kperf_sync_for_device(r, a->wsrc_dma, size, DMA_BIDIRECTIONAL);
+		kperf_sync_for_device(r, a->wsrc_dma, size, KPERF_WSRC_DIR);
 	}
 	ret = kperf_wait(r, kperf_sq_idle, NULL, true);
 	if (ret || r->stopping)
@@ -1522,7 +1526,7 @@ static int kperf_read_back(struct kperf_run *r)
 
 		if (a->abandoned)
 			continue;
-		kperf_sync_for_cpu(r, a->wsrc_dma, size, DMA_BIDIRECTIONAL);
+		kperf_sync_for_cpu(r, a->wsrc_dma, size, KPERF_WSRC_DIR);
 		bad = kperf_check(a->wsrc, 0, size, kperf_seed(i, 0, r->p.iters - 1), &first);
 		pr_info("%s: pair %u: READ sink of %u bytes read back, %u bad\n", r->p.dev, i,
 			size, bad);
@@ -1551,7 +1555,7 @@ static int kperf_bw(struct kperf_run *r)
 		if (a->abandoned)
 			continue;
 		kperf_fill(a->wsrc, 0, size, kperf_seed(a->pair, a->side, last));
-		kperf_sync_for_device(r, a->wsrc_dma, size, DMA_TO_DEVICE);
+		kperf_sync_for_device(r, a->wsrc_dma, size, KPERF_WSRC_DIR);
 		if (kperf_post_data(a, KPERF_OP_WRITE))
 			return -EIO;
 	}
@@ -1975,7 +1979,7 @@ static void kperf_teardown(struct kperf_run *r)
 		kperf_queue_free(r, &ep->sq);
 		kperf_queue_free(r, &ep->rq);
 		if (ep->wsrc_dma)
-			kperf_unmap(r, ep->wsrc_dma, r->p.size, DMA_TO_DEVICE);
+			kperf_unmap(r, ep->wsrc_dma, r->p.size, KPERF_WSRC_DIR);
 		if (ep->tgt_dma)
 			kperf_unmap(r, ep->tgt_dma, r->p.size, DMA_BIDIRECTIONAL);
 		kfree(ep->wsrc);
