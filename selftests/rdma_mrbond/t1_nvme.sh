@@ -974,7 +974,7 @@ WRR_LOAD_S=75
 member_attr() { bq cat "$SYS/mrbond0/mrbond/members/$1/$2"; }
 util_at_least() { local u; u=$(member_attr "$1" utilisation); [[ $u =~ ^[0-9]+$ ]] && ((u >= $2)); }
 
-wrr_load() {  # ib_write_bw on ${MEMBER_PREFIX}0 for WRR_LOAD_S seconds, both sides
+wrr_load() {  # ib_write_bw on rail 0's member for WRR_LOAD_S seconds, both sides
 	local gid
 	gid=$(gid_index_of ${MEMBER_PREFIX}0 "$(rail_ip 0 "$ME")") || return 1
 	local cmd=(timeout $((WRR_LOAD_S + 30)) ib_write_bw -d ${MEMBER_PREFIX}0 -x "$gid" -p "$WRR_PORT" -D "$WRR_LOAD_S"
@@ -1429,10 +1429,10 @@ test_teardown() {
 
 # ---- members that need DMA mapping (MRBOND_MEMBERS=dma) ----
 #
-# The same flows over a bond of rdma_rxe_dma doubles on both guests, every
-# mapping bounced by swiotlb: fio's crc32c sees any copy the bond got wrong
-# (a bounce not copied back, an unmap before the member was done), and the
-# double refuses any buffer the bond did not map on it.
+# The same flows over a bond of rdma_rxe_dma doubles on both guests, hosta's
+# mappings bounced by swiotlb: fio's crc32c sees any copy the bond got
+# wrong there (a bounce not copied back, an unmap before the member was
+# done), and a double refuses any buffer the bond did not map on it.
 
 test_dma_refused_zero() {
 	local n rc=0
