@@ -40,8 +40,10 @@
  *                     test's window); 0 fills every QP to depth [0]
  *   shared_cq=0|1     one CQ for every QP, or one CQ per QP [1]
  *   read=0|1          bw: after the WRITEs, every A reads its peer's target
- *                     back with one RDMA READ into its WRITE source,
- *                     emptied first, and checks it (verify_errors) [0]
+ *                     back into its emptied WRITE source with a chain of
+ *                     RDMA READs (a page per SGE, only the last WR
+ *                     signaled, as rdma_rw reads) and checks it
+ *                     (verify_errors) [0]
  *   remap_ms=N        bw: instead of the WRITEs, B_0's FRWR target is mapped
  *                     again and again with ib_map_mr_sg() from process
  *                     context (as rpcrdma and iSER map) for N ms, 1 ms
