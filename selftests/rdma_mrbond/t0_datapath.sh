@@ -302,13 +302,15 @@ test_regress_place_unattached() {
 	return $rc
 }
 
-# remove_members_behind_stall WHAT: removes both members while WHAT, stalled
-# 4 s at an injection point, must hold the detach of its member back; fails
-# unless one of the two detaches the bond logged took at least 2 s.
+# remove_members_behind_stall WHAT [BOND PREFIX]: removes both members of
+# BOND, PREFIX0 and PREFIX1 (default: rxe0 and rxe1 of mrbond0), while
+# WHAT, stalled 4 s at an injection point, must hold the detach of its
+# member back; fails unless one of the two detaches the bond logged took at
+# least 2 s.
 remove_members_behind_stall() {
-	local us longest=0 rc=0
-	rdma link del rxe0 && rdma link del rxe1 || rc=1
-	for us in $(dmesg | sed -n 's/.*mrbond0: member rxe[01] detached: .* in \([0-9]*\) us$/\1/p' | tail -n 2); do
+	local bond=${2:-mrbond0} prefix=${3:-rxe} us longest=0 rc=0
+	rdma link del "${prefix}0" && rdma link del "${prefix}1" || rc=1
+	for us in $(dmesg | sed -n "s/.*$bond: member ${prefix}[01] detached: .* in \([0-9]*\) us\$/\1/p" | tail -n 2); do
 		((us > longest)) && longest=$us
 	done
 	echo "longest member detach: $longest us ($1 stalled 4000 ms)"
@@ -325,6 +327,30 @@ readd_members() {
 	return $rc
 }
 
+# remap_stalled OUT DEV: kperf maps its FRWR target on DEV again and again
+# in the background (remap_ms, its result in OUT, its pid in REMAP_PID), and
+# one map stalls 4 s at the injection point map_mr_sg, after it read the
+# member MR.
+remap_stalled() {
+	local hits0 rc=0
+	hits0=$(inject_hits map_mr_sg 2>/dev/null || echo 0)
+	kperf "$1" dev="$2" gid=$SERVICE mode=bw qps=1 pd_per_pair=1 remap_ms=12000 &
+	REMAP_PID=$!
+	sleep 3
+	inject_arm map_mr_sg 4000 || rc=1
+	wait_for 10 eval '(($(inject_hits map_mr_sg) > hits0))' ||
+		{ echo "no map reached the injection point"; rc=1; }
+	return $rc
+}
+
+# remap_done OUT: remap_stalled's run ended, and it mapped. Its QPs lose
+# their members by design: only the maps are judged.
+remap_done() {
+	wait "$REMAP_PID"
+	grep -E '^(maps|map_errors)=' "$1"
+	(($(field "$1" maps) > 0)) || { echo "nothing was mapped"; return 1; }
+}
+
 # Defect: map_mr_sg read the member MR and mapped it outside RCU, while a
 # detach frees member MRs after synchronize_rcu(), so a map in flight wrote
 # into a freed MR. kperf maps an FRWR target again and again from process
@@ -335,20 +361,10 @@ readd_members() {
 # kernel, where the detach went on and KASAN saw the write into the freed
 # MR); elsewhere it busy-waits, which holds a grace period back anyway.
 test_regress_map_mr_sg_vs_detach() {
-	local pid rc=0 hits0
-	hits0=$(inject_hits map_mr_sg 2>/dev/null || echo 0)
-	kperf "$TB_TMP/remap" dev=mrbond0 gid=$SERVICE mode=bw qps=1 pd_per_pair=1 \
-		remap_ms=12000 &
-	pid=$!
-	sleep 3
-	inject_arm map_mr_sg 4000 || rc=1
-	wait_for 10 eval '(($(inject_hits map_mr_sg) > hits0))' ||
-		{ echo "no map reached the injection point"; rc=1; }
+	local rc=0
+	remap_stalled "$TB_TMP/remap" mrbond0 || rc=1
 	remove_members_behind_stall "a map" || rc=1
-	# Its QPs lose their members by design: only the maps are judged.
-	wait "$pid"
-	grep -E '^(maps|map_errors)=' "$TB_TMP/remap"
-	(($(field "$TB_TMP/remap" maps) > 0)) || { echo "nothing was mapped"; rc=1; }
+	remap_done "$TB_TMP/remap" || rc=1
 	readd_members || rc=1
 	return $rc
 }
@@ -669,32 +685,18 @@ test_dma_member_kperf_payload() {
 # (their bounce slots in use until the consumer deregisters the MR). With
 # both doubles gone and kperf's MR still registered, no slot may be in use.
 test_regress_map_mr_sg_vs_dma_detach() {
-	local pid rc=0 hits0 used us longest=0
+	local rc=0 used
 	modprobe rdma_rxe_dma && rdma link add dma0 type rxe_dma netdev m0 &&
 		rdma link add dma1 type rxe_dma netdev m1 || return 1
 	"$CTL" bond add mrbond1 --member dma0 --member dma1 || return 1
 	wait_for 20 eval '[[ $(dma_member_state dma0) == usable && $(dma_member_state dma1) == usable ]]' ||
 		{ echo "members: $(dma_member_state dma0) $(dma_member_state dma1)"; return 1; }
-	hits0=$(inject_hits map_mr_sg 2>/dev/null || echo 0)
-	kperf "$TB_TMP/dma-remap" dev=mrbond1 gid=$SERVICE mode=bw qps=1 pd_per_pair=1 \
-		remap_ms=12000 &
-	pid=$!
-	sleep 3
-	inject_arm map_mr_sg 4000 || rc=1
-	wait_for 10 eval '(($(inject_hits map_mr_sg) > hits0))' ||
-		{ echo "no map reached the injection point"; rc=1; }
-	rdma link del dma0 && rdma link del dma1 || rc=1
-	for us in $(dmesg | sed -n 's/.*mrbond1: member dma[01] detached: .* in \([0-9]*\) us$/\1/p' | tail -n 2); do
-		((us > longest)) && longest=$us
-	done
-	echo "longest member detach: $longest us (a map stalled 4000 ms)"
-	((longest >= 2000000)) || { echo "no detach waited for the map"; rc=1; }
+	remap_stalled "$TB_TMP/dma-remap" mrbond1 || rc=1
+	remove_members_behind_stall "a map" mrbond1 dma || rc=1
 	used=$(swiotlb_used)
 	echo "swiotlb slots in use with the doubles gone and the MR registered: $used"
 	((used == 0)) || rc=1
-	wait "$pid"
-	grep -E '^(maps|map_errors)=' "$TB_TMP/dma-remap"
-	(($(field "$TB_TMP/dma-remap" maps) > 0)) || { echo "nothing was mapped"; rc=1; }
+	remap_done "$TB_TMP/dma-remap" || rc=1
 	"$CTL" bond del mrbond1 && modprobe -r rdma_rxe_dma || rc=1
 	return $rc
 }

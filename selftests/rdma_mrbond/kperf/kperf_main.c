@@ -448,6 +448,27 @@ static u32 kperf_check(const u8 *buf, u32 from, u32 len, u32 seed, u32 *first)
 	return bad;
 }
 
+/*
+ * Syncs @len bytes of @buf (mapped at @dma in @dir) for the CPU and checks
+ * that they hold the pattern @seed; a mismatch counts in verify_errors and
+ * is logged as @what of @ep. How many bytes were bad.
+ */
+static u32 kperf_verify(struct kperf_ep *ep, const char *what, const u8 *buf, u64 dma,
+			u32 len, enum dma_data_direction dir, u32 seed)
+{
+	struct kperf_run *r = ep->run;
+	u32 bad, first = 0;
+
+	kperf_sync_for_cpu(r, dma, len, dir);
+	bad = kperf_check(buf, 0, len, seed, &first);
+	if (bad) {
+		r->verify_errors++;
+		pr_err("%s: pair %u%c: %s: %u of %u bytes bad, first at %u\n", r->p.dev,
+		       ep->pair, kperf_side(ep), what, bad, len, first);
+	}
+	return bad;
+}
+
 static void kperf_fill_msg(struct kperf_ep *ep, void *buf, u64 seq)
 {
 	struct kperf_hdr *h = buf;
@@ -1501,7 +1522,7 @@ static bool kperf_bw_done(struct kperf_run *r)
  */
 static int kperf_read_back(struct kperf_run *r)
 {
-	u32 size = r->p.size, i, bad, first = 0;
+	u32 size = r->p.size, i, bad;
 	int ret;
 
 	for (i = 0; i < r->p.qps; i++) {
@@ -1528,22 +1549,17 @@ static int kperf_read_back(struct kperf_run *r)
 
 		if (a->abandoned)
 			continue;
-		kperf_sync_for_cpu(r, a->wsrc_dma, size, KPERF_WSRC_DIR);
-		bad = kperf_check(a->wsrc, 0, size, kperf_seed(i, 0, r->p.iters - 1), &first);
+		bad = kperf_verify(a, "READ sink", a->wsrc, a->wsrc_dma, size, KPERF_WSRC_DIR,
+				   kperf_seed(i, 0, r->p.iters - 1));
 		pr_info("%s: pair %u: READ sink of %u bytes read back, %u bad\n", r->p.dev, i,
 			size, bad);
-		if (!bad)
-			continue;
-		r->verify_errors++;
-		pr_err("%s: pair %u: READ sink: %u of %u bytes bad, first at %u\n",
-		       r->p.dev, i, bad, size, first);
 	}
 	return 0;
 }
 
 static int kperf_bw(struct kperf_run *r)
 {
-	u32 size = r->p.size, i, bad, first = 0;
+	u32 size = r->p.size, i;
 	u32 last = r->p.iters - 1;
 	int ret;
 
@@ -1585,13 +1601,8 @@ static int kperf_bw(struct kperf_run *r)
 
 		if (r->eps[i].abandoned)
 			continue;
-		kperf_sync_for_cpu(r, b->tgt_dma, size, DMA_BIDIRECTIONAL);
-		bad = kperf_check(b->tgt, 0, size, kperf_seed(i, 0, last), &first);
-		if (!bad)
-			continue;
-		r->verify_errors++;
-		pr_err("%s: pair %u: WRITE target: %u of %u bytes bad, first at %u\n",
-		       r->p.dev, i, bad, size, first);
+		kperf_verify(b, "WRITE target", b->tgt, b->tgt_dma, size, DMA_BIDIRECTIONAL,
+			     kperf_seed(i, 0, last));
 	}
 	return r->p.read ? kperf_read_back(r) : 0;
 }
@@ -1882,7 +1893,7 @@ static int kperf_keycheck(struct kperf_run *r)
  */
 static void kperf_stream_verify(struct kperf_run *r)
 {
-	u32 i, bad, first = 0, size = r->p.size;
+	u32 i, size = r->p.size;
 
 	for (i = 0; i < 2 * r->p.qps; i++) {
 		struct kperf_ep *ep = &r->eps[i];
@@ -1896,13 +1907,8 @@ static void kperf_stream_verify(struct kperf_run *r)
 		}
 		if (!peer->writes_ok)
 			continue;
-		kperf_sync_for_cpu(r, ep->tgt_dma, size, DMA_BIDIRECTIONAL);
-		bad = kperf_check(ep->tgt, 0, size, kperf_seed(peer->pair, peer->side, 0), &first);
-		if (!bad)
-			continue;
-		r->verify_errors++;
-		pr_err("%s: pair %u%c: WRITE target: %u of %u bytes bad, first at %u\n",
-		       r->p.dev, ep->pair, kperf_side(ep), bad, size, first);
+		kperf_verify(ep, "WRITE target", ep->tgt, ep->tgt_dma, size, DMA_BIDIRECTIONAL,
+			     kperf_seed(peer->pair, peer->side, 0));
 	}
 }
 
