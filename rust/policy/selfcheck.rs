@@ -870,6 +870,8 @@ pub fn ulp_key_rules() -> CaseResult {
     ensure(key_rule(b"") == KeyRule::PinPd, "unknown ULPs pin their PD")?;
     ensure(is_passive(b"nvmet_rdma"), "nvmet is a target")?;
     ensure(!is_passive(b"nvme_rdma"), "nvme is an initiator")?;
+    ensure(is_passive(b"mrbond_xperf_srv"), "the bench server answers")?;
+    ensure(!is_passive(b"mrbond_xperf"), "the bench client connects")?;
     let (a, b, c) = (m(0)?, m(1)?, m(2)?);
     ensure(
         mr_member(Some(c), Some(b), Some(a)) == Some(c),

@@ -31,8 +31,10 @@ pub enum KeyRule {
 const SPREAD_ULPS: [&[u8]; 4] = [b"nvme_rdma", b"nvmet_rdma", b"ib_srp", b"rpcrdma"];
 
 /// Target ULPs: their QPs are created for connection requests that
-/// arrived, on the device port rdma_cm bound the connection to.
-const PASSIVE_ULPS: [&[u8]; 3] = [b"nvmet_rdma", b"ib_srpt", b"ib_isert"];
+/// arrived, on the device port rdma_cm bound the connection to. The last
+/// is the benchmark's server (selftests/rdma_mrbond/xperf), which names its
+/// PDs so because it answers requests as nvmet does.
+const PASSIVE_ULPS: [&[u8]; 4] = [b"nvmet_rdma", b"ib_srpt", b"ib_isert", b"mrbond_xperf_srv"];
 
 /// Whether every QP of the ULP `kern_name` answers a connection request.
 ///

@@ -44,7 +44,6 @@ setup() {
 		{ echo "members: $(member_state rxe0) $(member_state rxe1)"; return 1; }
 }
 
-member_state() { cat "$SYS/mrbond0/mrbond/members/$1/state"; }
 member_qps() { cat "$SYS/mrbond0/mrbond/members/$1/qps"; }
 port_counter() { cat "$SYS/mrbond0/ports/$1/hw_counters/$2"; }
 dev_counter() { cat "$SYS/mrbond0/hw_counters/$1"; }

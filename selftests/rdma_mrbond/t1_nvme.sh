@@ -40,7 +40,6 @@ FIO_RUNTIME=25  # s, the time-based fio runs of the fault tests
 FAULT_AT=5      # s into the fio run
 FIO_GRACE=20    # s fio may take beyond its runtime while the fault lasts
 
-service_ip() { echo "198.18.30.$(($1 + 1))"; }  # role index
 if [[ $MODE == raw ]]; then
 	DEV=${MEMBER_PREFIX}0
 	TARGET_IP=$(rail_ip 0 1)
@@ -52,58 +51,6 @@ fi
 
 ms_since_us() { echo $(((${EPOCHREALTIME/./} - $1) / 1000)); }
 
-# wait_until SECS CMD...: poll CMD until it succeeds, for at most SECS of
-# wall-clock time (counting polls is off by 2-4x in a TCG guest, where every
-# fork is slow).
-wait_until() {
-	local end=$((EPOCHSECONDS + $1))
-	shift
-	until "$@"; do
-		((EPOCHSECONDS < end)) || return 1
-		sleep 0.1
-	done
-}
-
-# wait_pid SECS PID: wait at most SECS for the background job PID; its exit
-# status, or 124 while it still runs.
-wait_pid() {
-	local end=$((EPOCHSECONDS + $1))
-	while kill -0 "$2" 2>/dev/null; do
-		((EPOCHSECONDS < end)) || return 124
-		sleep 0.1
-	done
-	wait "$2"
-}
-
-# bounded SECS OUT CMD...: CMD in the background, its output in OUT; waits at
-# most SECS. Returns CMD's status, or 124 while it still runs: it is left
-# alone, since a task stuck in the kernel cannot be killed, and waiting for
-# it (or letting it hold run_test's pipe) would hang the suite.
-bounded() {
-	local secs=$1 out=$2 rc
-	shift 2
-	"$@" >"$out" 2>&1 </dev/null &
-	wait_pid "$secs" $! && return 0
-	rc=$?
-	((rc == 124)) && echo "still running after $secs s: $*" >>"$out"
-	return $rc
-}
-
-# bq [-t SECS] CMD...: a query that may block on a stuck controller or bond
-# (nvme-cli, rdma, mrbondctl, the bond's sysfs files), bounded (default 20 s):
-# its output, and its status.
-bq() {
-	local secs=20 f=$TB_TMP/bq.$BASHPID.$RANDOM rc
-	[[ $1 == -t ]] && { secs=$2; shift 2; }
-	bounded "$secs" "$f" "$@"
-	rc=$?
-	cat "$f"
-	rm -f "$f"
-	return $rc
-}
-
-member_state() { bq cat "$SYS/mrbond0/mrbond/members/$1/state"; }
-member_is() { [[ $(member_state "$1") == "$2" ]]; }
 port_counter() { bq cat "$SYS/mrbond0/ports/$1/hw_counters/$2"; }
 
 # gsi_state MEMBER: the state of the member's QP1 as ib_core reports it.
@@ -221,83 +168,7 @@ diag_end() {
 	mad_capture_report "$1"
 }
 
-# The first time a unique marker is logged, and kernel lines after it,
-# stamped in ms since the marker: printk time is the only clock common to the
-# bond's and nvme's messages.
-kmark() { echo "t1_nvme: mark $1" >/dev/kmsg; }
-klog_after() {
-	dmesg | awk -v m="t1_nvme: mark $1" '
-		match($0, /^\[ *[0-9]+\.[0-9]+\]/) {
-			ts = substr($0, 2, RLENGTH - 2) + 0
-			line = substr($0, RLENGTH + 2)
-			if (index(line, m)) { t0 = ts; on = 1; next }
-			if (on) printf "+%d ms %s\n", (ts - t0) * 1000, line
-		}'
-}
-
 # ---- setup ----
-
-has_gid() {  # has_gid DEV PORT IP: a RoCE v2 GID of IPv4 address IP
-	local hex f
-	hex=$(printf '%02x%02x:%02x%02x' ${3//./ })
-	for f in "$SYS/$1/ports/$2/gids/"*; do
-		[[ $(cat "$f" 2>/dev/null) == "0000:0000:0000:0000:0000:ffff:$hex" ]] || continue
-		[[ $(cat "$SYS/$1/ports/$2/gid_attrs/types/${f##*/}" 2>/dev/null) == "RoCE v2" ]] &&
-			return 0
-	done
-	return 1
-}
-
-# The service address as a /32 on every rail, and a route to the peer's on
-# every rail, rail 0 first. Two additions to a plain rail setup:
-# - `src` on the routes: without it the kernel picks the rail's own /24
-#   address as source, which no other rail holds, so a QP placed on another
-#   member would have no source GID there;
-# - ignore_routes_with_linkdown: otherwise a route through a rail whose cable
-#   is pulled stays the best one, its neighbours are flushed, and nvme's
-#   reconnect cannot resolve the target.
-setup_service() {
-	local i peer
-	peer=$(service_ip $((1 - ME)))
-	sysctl -qw net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.default.rp_filter=0 \
-		net.ipv4.conf.all.arp_ignore=0 net.ipv4.conf.all.ignore_routes_with_linkdown=1 ||
-		return 1
-	for ((i = 0; i < MRBOND_LINKS; i++)); do
-		sysctl -qw "net.ipv4.conf.r$i.rp_filter=0" "net.ipv4.conf.r$i.arp_ignore=0" || return 1
-		ip addr add "$(service_ip "$ME")/32" dev "r$i" || return 1
-		ip route add "$peer/32" dev "r$i" metric $((10 + i)) src "$(service_ip "$ME")" || return 1
-	done
-	ip route get "$peer"
-}
-
-# mrbond0 over every rxe member, then every member re-created so that the
-# bond is ahead of them in rdma_cm's device order; the bond re-attaches them
-# by name.
-setup_bond() {
-	local i nic
-	modprobe rdma_mrbond || return 1
-	local members=()
-	for ((i = 0; i < MRBOND_LINKS; i++)); do members+=(--member "${MEMBER_PREFIX}$i"); done
-	bq -t 60 "$CTL" bond add mrbond0 "${members[@]}" || return 1
-	echo rr >"$SYS/mrbond0/mrbond/policy" || return 1
-	kmark reorder
-	for ((i = 0; i < MRBOND_LINKS; i++)); do
-		nic=$(slave_of_link "$i") || return 1
-		bq -t 60 rdma link del "${MEMBER_PREFIX}$i" || return 1
-		bq -t 60 rdma link add "${MEMBER_PREFIX}$i" type "$MEMBER_TYPE" netdev "$nic" || return 1
-	done
-	for ((i = 0; i < MRBOND_LINKS; i++)); do
-		wait_until 60 member_is "${MEMBER_PREFIX}$i" usable ||
-			{ echo "${MEMBER_PREFIX}$i: $(member_state "${MEMBER_PREFIX}$i")"; diag; return 1; }
-	done
-	for ((i = 1; i <= MRBOND_LINKS; i++)); do
-		wait_until 30 has_gid mrbond0 "$i" "$(service_ip "$ME")" ||
-			{ echo "mrbond0 port $i has no GID for $(service_ip "$ME")"; return 1; }
-	done
-	klog_after reorder | grep -E "mrbond0 is behind member" &&
-		{ echo "a member is still ahead of mrbond0 in rdma_cm's device order"; return 1; }
-	return 0
-}
 
 setup_target() {
 	local ns=$NVMET/subsystems/$NQN/namespaces/1 port=$NVMET/ports/1

@@ -12,7 +12,7 @@ DEB_PACKAGES=(
 	linux-source-6.12 qemu-system-x86 bc flex bison libelf-dev libssl-dev
 	kmod busybox-static iproute2 rdma-core ibverbs-utils rdmacm-utils
 	perftest nvme-cli fio tcpdump make xz-utils cpio socat jq python3-pip
-	nfs-kernel-server nfs-common rpcbind rsync patch
+	nfs-kernel-server nfs-common rpcbind rsync patch python3-matplotlib
 )
 
 log() { printf 'install-deps: %s\n' "$*" >&2; }

@@ -165,8 +165,10 @@ class Guest:
         # Knobs of single suites, forwarded only when set on the host:
         # NVME_DEV_MODE=raw runs t1_nvme.sh over a raw rxe member;
         # MRBOND_STAGE=debug tells a suite it runs on the checking kernel;
-        # MRBOND_MEMBERS=dma makes the T1 members DMA-mapping doubles.
-        for var in ("NVME_DEV_MODE", "MRBOND_STAGE", "MRBOND_MEMBERS"):
+        # MRBOND_MEMBERS=dma makes the T1 members DMA-mapping doubles;
+        # MRBOND_BENCH_* are tools/bench/guest.sh's settings.
+        for var in ("NVME_DEV_MODE", "MRBOND_STAGE", "MRBOND_MEMBERS", "MRBOND_BENCH_QUICK",
+                    "MRBOND_BENCH_RATE", "MRBOND_BENCH_REPS", "MRBOND_BENCH_MS"):
             if os.environ.get(var):
                 env += f" {var}={shlex.quote(os.environ[var])}"
         cmd += ["--exec", f"cd {a.root} && {env} bash {a.script} {self.role}"]

@@ -39,10 +39,10 @@ fn mr_member_prefers_task_hint_then_last_qp_then_home() {
 
 #[test]
 fn only_target_ulps_are_passive() {
-    for ulp in ["nvmet_rdma", "ib_srpt", "ib_isert"] {
+    for ulp in ["nvmet_rdma", "ib_srpt", "ib_isert", "mrbond_xperf_srv"] {
         assert!(is_passive(ulp.as_bytes()), "{ulp}");
     }
-    for ulp in ["nvme_rdma", "ib_srp", "rpcrdma", "mrbond_kperf", ""] {
+    for ulp in ["nvme_rdma", "ib_srp", "rpcrdma", "mrbond_kperf", "mrbond_xperf", ""] {
         assert!(!is_passive(ulp.as_bytes()), "{ulp}");
     }
 }

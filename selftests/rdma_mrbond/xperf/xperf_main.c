@@ -1,0 +1,850 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * mrbond_xperf: RDMA traffic between two hosts through rdma_cm, with every
+ * payload checked, for the benchmark suite (tools/bench/). Where
+ * mrbond_kperf runs QP pairs in loopback on one device, xperf connects
+ * through rdma_cm as a ULP does, so rdma_cm picks the device from the
+ * addresses: the bond (the service address) or a raw member (its rail's
+ * address).
+ *
+ * Usage (debugfs), server first:
+ *
+ *   hostb# echo "role=server local=198.18.30.2 conns=4" \
+ *                 >/sys/kernel/debug/mrbond_xperf/run &
+ *   hostb# cat /sys/kernel/debug/mrbond_xperf/state       # "listening"
+ *   hosta# echo "role=client local=198.18.30.1 peer=198.18.30.2 conns=4 \
+ *                 mode=write size=65536 duration_ms=5000" \
+ *                 >/sys/kernel/debug/mrbond_xperf/run
+ *   hosta# cat /sys/kernel/debug/mrbond_xperf/result
+ *
+ * The write runs synchronously and returns the byte count when the run ended
+ * with status=ok, -EINVAL for a bad key (a pr_err names it), -EBUSY while
+ * another run is in progress, -EINTR on a signal, -EIO for a failed run.
+ *
+ * Keys (default in brackets):
+ *   role=client|server   (required)
+ *   local=IP[,IP..]      source (client) or listen (server) addresses, up
+ *                        to 4; connection i uses the (i mod n)th (required)
+ *   peer=IP[,IP..]       the server's addresses, as local (client, required)
+ *   dev=NAME[,NAME..]    the device rdma_cm must pick for connection i, the
+ *                        (i mod n)th; the run fails if it picks another [any]
+ *   cm_port=N            rdma_cm port [18600]
+ *   conns=N              connections, 1..512 [1]
+ *   mode=write|send|lat|connect (client; the server takes the client's)
+ *                        write: RDMA WRITEs into the server's FRWR target;
+ *                        send: SENDs, each checked by the server in order;
+ *                        lat: SEND ping-pong, the server echoes;
+ *                        connect: connect and close, timing the handshake
+ *                        [write]
+ *   size=BYTES           payload per WR, send/lat 64..65536 and a multiple
+ *                        of 8 [write 65536, send 4096, lat 64]
+ *   depth=N              outstanding data WRs per connection, 1..128 [16]
+ *   duration_ms=N        write/send run time [3000]
+ *   iters=N              lat round trips per connection [1000]
+ *   connect_ms=N         client: time to connect every connection [30000]
+ *   timeout_ms=N         server: time for the whole run [120000]
+ *
+ * Each connection has its own PD (the bond places an unknown ULP's QPs by
+ * PD, so the connections spread over members), its own IB_POLL_DIRECT CQ,
+ * and a QP made by rdma_create_qp(). The server's PDs are named
+ * "mrbond_xperf_srv", a passive ULP to the bond, which puts their QPs on the
+ * rail the request came in on.
+ *
+ * Protocol per connection: the client's request carries mode, size, depth
+ * and a run id; the server's reply the rkey and address of its WRITE target
+ * (write). The server posts its RECVs (and REG_MR of the target) and SENDs
+ * READY; the client starts only when every connection is READY. At the end
+ * the client waits for its data WRs, writes a final pattern (write), and
+ * SENDs DONE with its count; the server invalidates and checks the target
+ * (write), and answers RESULT with what it received and found. RC delivers
+ * in order, so DONE arrives after the last data.
+ *
+ * Result keys (client): role, mode, conns, size, depth, bytes, elapsed_ns,
+ * mbps, lat_p50_ns, lat_p99_ns (lat), connect_p50_ns, connect_p99_ns,
+ * connect_max_ns (from creating the connection's PD, CQ and QP to
+ * ESTABLISHED, when the QP is ready to send), posted, completed_ok, completed_flush, completed_err,
+ * rq_flushed_at_stop, duplicates, lost, verify_errors (local payload
+ * checks), remote_verify_errors, remote_recv, remote_missing (data the
+ * client saw complete but the server did not receive, or received more
+ * than once), seq_gaps, seq_dups, post_errors, a conn<i>=dev,bytes line
+ * per connection, status=ok|error, error=TEXT. The server reports the same
+ * keys for its side. Exactly once: posted = completed_ok + completed_flush
+ * + completed_err + rq_flushed_at_stop + lost, with duplicates and lost 0.
+ */
+
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/debugfs.h>
+#include <linux/inet.h>
+#include <linux/ktime.h>
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/random.h>
+#include <linux/sched/signal.h>
+#include <linux/slab.h>
+#include <linux/sort.h>
+#include <linux/uaccess.h>
+#include <linux/vmalloc.h>
+#include "xperf.h"
+
+#define XP_CMD_MAX	512
+#define XP_FINISH_MS	10000
+
+static const char * const xp_mode_names[] = { "write", "send", "lat", "connect" };
+
+static struct dentry *xp_dir;
+static DEFINE_MUTEX(xp_run_lock);	/* one run at a time */
+static DEFINE_MUTEX(xp_result_lock);	/* xp_result and its length */
+static char *xp_result;
+static size_t xp_result_len;
+static const char *xp_state = "idle";	/* for the scripts' barriers */
+
+void xp_fail(struct xp_run *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (r->error[0])
+		return;
+	va_start(ap, fmt);
+	vscnprintf(r->error, sizeof(r->error), fmt, ap);
+	va_end(ap);
+	pr_err("%s\n", r->error);
+}
+
+/* ---- what completions mean ---- */
+
+static void xp_send_result(struct xp_conn *c, u64 verify_errors)
+{
+	struct xp_msg body = {
+		.recv = cpu_to_le64(c->recv_data),
+		.verify_errors = cpu_to_le64(verify_errors),
+		.seq_gaps = cpu_to_le64(c->run->seq_gaps),
+		.seq_dups = cpu_to_le64(c->run->seq_dups),
+	};
+
+	if (!xp_post_msg(c, XP_MSG_RESULT, 0, &body))
+		c->result_sent = true;
+}
+
+/* A DATA message: its sequence and every word of its pattern. */
+static void xp_check_data(struct xp_conn *c, const struct xp_msg *m, u32 len)
+{
+	struct xp_run *r = c->run;
+	u64 seq = le64_to_cpu(m->seq);
+	u32 bad;
+
+	if (len != r->p.size) {
+		r->verify_errors++;
+		pr_err_ratelimited("conn %u: DATA of %u bytes, not %u\n", c->idx, len, r->p.size);
+		return;
+	}
+	bad = xp_check_words((const void *)(m + 1), len - sizeof(*m),
+			     xp_seed(r->p.run_id, c->idx, !r->p.role, seq));
+	if (bad) {
+		r->verify_errors++;
+		pr_err_ratelimited("conn %u: DATA seq %llu: %u bad words\n", c->idx, seq, bad);
+	}
+	if (seq < c->recv_seq) {
+		r->seq_dups++;
+		pr_err_ratelimited("conn %u: DATA seq %llu again (expected %llu)\n", c->idx, seq,
+				   c->recv_seq);
+		return;
+	}
+	if (seq > c->recv_seq) {
+		r->seq_gaps++;
+		pr_err_ratelimited("conn %u: DATA seq %llu, expected %llu: gap\n", c->idx, seq,
+				   c->recv_seq);
+	}
+	c->recv_seq = seq + 1;
+	c->recv_data++;
+}
+
+static void xp_ping(struct xp_conn *c)
+{
+	c->ping_t0 = ktime_get_ns();
+	if (!xp_post_msg(c, XP_MSG_DATA, c->send_seq, NULL)) {
+		c->send_seq++;
+		c->data_posted++;
+	}
+}
+
+void xp_recv_msg(struct xp_conn *c, const struct xp_msg *m, u32 len)
+{
+	struct xp_run *r = c->run;
+	bool server = r->p.role == XP_SERVER;
+	u16 type = le16_to_cpu(m->type);
+
+	if (len < sizeof(*m) || le32_to_cpu(m->magic) != XP_MAGIC ||
+	    le16_to_cpu(m->conn) != c->idx) {
+		r->verify_errors++;
+		pr_err_ratelimited("conn %u: a RECV of %u bytes that is no message of it\n",
+				   c->idx, len);
+		type = 0;
+	}
+	if (!r->at_stop && !c->stopped && xp_post_recv(c))
+		return;
+	switch (type) {
+	case XP_MSG_READY:
+		c->ready = true;
+		break;
+	case XP_MSG_RESULT:
+		c->result = *m;
+		c->got_result = true;
+		break;
+	case XP_MSG_DONE:
+		c->done_seen = true;
+		c->done_count = le64_to_cpu(m->count);
+		if (r->p.mode != XP_WRITE)
+			xp_send_result(c, 0);
+		else if (!xp_post_inv(c))
+			c->inv_posted = true;
+		break;
+	case XP_MSG_DATA:
+		xp_check_data(c, m, len);
+		if (server) {
+			if (r->p.mode == XP_LAT &&
+			    !xp_post_msg(c, XP_MSG_DATA, le64_to_cpu(m->seq), NULL))
+				c->data_posted++;
+			break;
+		}
+		if (r->nlat < r->lat_max)
+			r->lat[r->nlat++] = ktime_get_ns() - c->ping_t0;
+		if (++c->rtts < r->p.iters && !r->stopping)
+			xp_ping(c);
+		break;
+	}
+}
+
+void xp_ctrl_sent(struct xp_conn *c)
+{
+	if (c->result_sent)
+		c->finished = true;
+}
+
+void xp_target_registered(struct xp_conn *c)
+{
+	xp_post_msg(c, XP_MSG_READY, 0, NULL);
+}
+
+/* The client's last WRITE (seq 1's pattern) is what the target must hold. */
+void xp_target_invalidated(struct xp_conn *c)
+{
+	struct xp_run *r = c->run;
+	u32 bad;
+
+	ib_dma_sync_single_for_cpu(c->dev, c->wdma, r->p.size, c->wdir);
+	bad = xp_check_words(c->wbuf, r->p.size, xp_seed(r->p.run_id, c->idx, 0, 1));
+	if (bad) {
+		r->verify_errors++;
+		pr_err("conn %u: WRITE target: %u of %u words bad\n", c->idx, bad, r->p.size / 8);
+	}
+	xp_send_result(c, bad ? 1 : 0);
+}
+
+/* ---- the run's loops ---- */
+
+static bool xp_data_idle(struct xp_run *r)
+{
+	u32 i;
+
+	for (i = 0; i < r->p.conns; i++)
+		if (r->conns[i].sq.inflight)
+			return false;
+	return true;
+}
+
+/*
+ * Polls, calling @step (which returns 1 when done, <0 on failure) until it
+ * is done; fails after @stall_ms without a completion (0: never) or past
+ * @deadline, and on a signal.
+ */
+static int xp_loop(struct xp_run *r, int (*step)(struct xp_run *r), u32 stall_ms,
+		   unsigned long deadline, const char *what)
+{
+	unsigned long last = jiffies;
+	int ret;
+
+	for (;;) {
+		ret = step(r);
+		if (ret)
+			return ret < 0 ? ret : 0;
+		if (r->error[0])
+			return -EIO;
+		if (xp_poll(r) > 0) {
+			last = jiffies;
+			cond_resched();
+			continue;
+		}
+		if (stall_ms && time_after(jiffies, last + msecs_to_jiffies(stall_ms))) {
+			xp_fail(r, "stalled: no completion for %u ms during %s", stall_ms, what);
+			return -ETIMEDOUT;
+		}
+		if (time_after(jiffies, deadline)) {
+			xp_fail(r, "timed out during %s", what);
+			return -ETIMEDOUT;
+		}
+		if (signal_pending(current)) {
+			xp_fail(r, "interrupted during %s", what);
+			r->rc = -EINTR;
+			return -EINTR;
+		}
+		xp_idle(last);
+	}
+}
+
+static int xp_client_step_connect(struct xp_run *r)
+{
+	bool all = true;
+	u32 i;
+
+	for (i = 0; i < r->p.conns; i++) {
+		struct xp_conn *c = &r->conns[i];
+		enum xp_cm_state st = xp_cm_state(c);
+
+		/*
+		 * The client disconnects once it has the RESULT, maybe before
+		 * its completion is reaped here: that one comes all the same.
+		 */
+		if (st == XP_CM_FAILED || (st == XP_CM_DISCONNECTED && !c->result_sent)) {
+			xp_fail(r, "conn %u: connecting failed: %d", i, c->cm_status);
+			return -ECONNREFUSED;
+		}
+		if (st == XP_CM_ROUTED && !c->set_up && xp_client_setup(c))
+			return -EIO;
+		if (st == XP_CM_ESTABLISHED && !r->connect_ns[i])
+			r->connect_ns[i] = max_t(u64, c->t_established - c->t_connect, 1);
+		if (!c->ready && !(r->p.mode == XP_CONNECT && r->connect_ns[i]))
+			all = false;
+	}
+	return all;
+}
+
+static int xp_client_step_data(struct xp_run *r)
+{
+	bool lat_done = true;
+	u32 i;
+
+	for (i = 0; i < r->p.conns; i++) {
+		struct xp_conn *c = &r->conns[i];
+
+		if (r->p.mode == XP_LAT) {
+			lat_done &= c->rtts >= r->p.iters;
+			continue;
+		}
+		while (!c->stopped && !r->stopping && c->sq.inflight < r->p.depth) {
+			int ret = r->p.mode == XP_WRITE ? xp_post_write(c) :
+				  xp_post_msg(c, XP_MSG_DATA, c->send_seq, NULL);
+
+			if (ret)
+				return ret;
+			c->send_seq++;
+			c->data_posted++;
+		}
+	}
+	if (r->p.mode == XP_LAT)
+		return lat_done;
+	return ktime_get_ns() - r->t_start >= (u64)r->p.duration_ms * NSEC_PER_MSEC;
+}
+
+static int xp_step_sq_idle(struct xp_run *r)
+{
+	return xp_data_idle(r);
+}
+
+static int xp_client_step_results(struct xp_run *r)
+{
+	u32 i;
+
+	for (i = 0; i < r->p.conns; i++)
+		if (!r->conns[i].got_result)
+			return 0;
+	return 1;
+}
+
+/* The final WRITE of every connection, then DONE with its count. */
+static int xp_client_finish(struct xp_run *r)
+{
+	unsigned long deadline = jiffies + msecs_to_jiffies(XP_FINISH_MS);
+	u32 i;
+	int ret;
+
+	if (r->p.mode == XP_WRITE) {
+		for (i = 0; i < r->p.conns; i++) {
+			struct xp_conn *c = &r->conns[i];
+
+			xp_fill_words(c->wbuf, r->p.size, xp_seed(r->p.run_id, i, 0, 1));
+			ib_dma_sync_single_for_device(c->dev, c->wdma, r->p.size, c->wdir);
+			ret = xp_post_write(c);
+			if (ret)
+				return ret;
+		}
+		ret = xp_loop(r, xp_step_sq_idle, XP_STALL_MS, deadline, "the final WRITEs");
+		if (ret)
+			return ret;
+	}
+	for (i = 0; i < r->p.conns; i++) {
+		struct xp_conn *c = &r->conns[i];
+		struct xp_msg body = { .count = cpu_to_le64(c->data_ok) };
+
+		ret = xp_post_msg(c, XP_MSG_DONE, 0, &body);
+		if (ret)
+			return ret;
+	}
+	return xp_loop(r, xp_client_step_results, 0, deadline, "the server's results");
+}
+
+/* What the server found, against what completed here. */
+static void xp_client_judge(struct xp_run *r)
+{
+	u32 i;
+
+	for (i = 0; i < r->p.conns; i++) {
+		struct xp_conn *c = &r->conns[i];
+		u64 recv = le64_to_cpu(c->result.recv);
+
+		r->remote_verify_errors += le64_to_cpu(c->result.verify_errors);
+		r->remote_seq_errors += le64_to_cpu(c->result.seq_gaps) +
+					le64_to_cpu(c->result.seq_dups);
+		r->remote_recv += recv;
+		/* A successful SEND completion means the server received it. */
+		if (r->p.mode != XP_WRITE && recv != c->data_ok) {
+			r->remote_missing += recv > c->data_ok ? recv - c->data_ok : c->data_ok - recv;
+			xp_fail(r, "conn %u: %llu DATA completed here, %llu received there", i,
+				c->data_ok, recv);
+		}
+	}
+	if (r->remote_verify_errors || r->remote_seq_errors)
+		xp_fail(r, "the server found %llu bad payloads and %llu sequence errors",
+			r->remote_verify_errors, r->remote_seq_errors);
+}
+
+static int xp_client_run(struct xp_run *r)
+{
+	unsigned long deadline = jiffies + msecs_to_jiffies(r->p.connect_ms);
+	u32 i;
+	int ret;
+
+	ret = xp_client_connect(r);
+	if (ret)
+		return ret;
+	xp_state = "connecting";
+	ret = xp_loop(r, xp_client_step_connect, 0, deadline, "connect");
+	if (ret || r->p.mode == XP_CONNECT)
+		return ret;
+	xp_state = "running";
+	r->t_start = ktime_get_ns();
+	if (r->p.mode == XP_LAT)
+		for (i = 0; i < r->p.conns; i++)
+			xp_ping(&r->conns[i]);
+	ret = xp_loop(r, xp_client_step_data, XP_STALL_MS, MAX_JIFFY_OFFSET + jiffies, "data");
+	r->stopping = true;
+	if (ret)
+		return ret;
+	ret = xp_loop(r, xp_step_sq_idle, XP_STALL_MS, MAX_JIFFY_OFFSET + jiffies, "the last data");
+	r->t_end = ktime_get_ns();
+	if (ret)
+		return ret;
+	ret = xp_client_finish(r);
+	if (!ret)
+		xp_client_judge(r);
+	return ret;
+}
+
+static int xp_server_step(struct xp_run *r)
+{
+	bool removed;
+	u32 i, finished = 0;
+
+	spin_lock(&r->lock);
+	removed = r->removed;
+	spin_unlock(&r->lock);
+	if (removed) {
+		xp_fail(r, "the listening device was removed");
+		return -ENODEV;
+	}
+	for (i = 0; i < r->p.conns; i++) {
+		struct xp_conn *c = &r->conns[i];
+		enum xp_cm_state st = xp_cm_state(c);
+		u32 k;
+
+		if (st == XP_CM_ESTABLISHED && !c->set_up) {
+			c->set_up = true;
+			if (r->p.mode == XP_CONNECT) {
+				c->finished = true;
+				continue;
+			}
+			for (k = 0; k < r->p.depth + 4; k++)
+				if (xp_post_recv(c))
+					return -EIO;
+			/* write: READY once the target is registered. */
+			if (r->p.mode == XP_WRITE ? xp_post_reg(c) :
+			    xp_post_msg(c, XP_MSG_READY, 0, NULL))
+				return -EIO;
+		}
+		if (c->finished) {
+			finished++;
+			continue;
+		}
+		/*
+		 * The client disconnects once it has the RESULT, maybe before
+		 * its completion is reaped here: that one comes all the same.
+		 */
+		if (st == XP_CM_FAILED || (st == XP_CM_DISCONNECTED && !c->result_sent)) {
+			xp_fail(r, "conn %u: %s before its result (%d)", i,
+				st == XP_CM_FAILED ? "failed" : "disconnected", c->cm_status);
+			return -ECONNRESET;
+		}
+	}
+	return finished == r->p.conns;
+}
+
+static int xp_server_run(struct xp_run *r)
+{
+	unsigned long deadline = jiffies + msecs_to_jiffies(r->p.timeout_ms);
+	int ret;
+
+	ret = xp_server_listen(r);
+	if (ret)
+		return ret;
+	xp_state = "listening";
+	ret = xp_loop(r, xp_server_step, 0, deadline, "the client's run");
+	/* The client disconnects after RESULT: leave it time to read it. */
+	return ret;
+}
+
+/* ---- results ---- */
+
+static int xp_cmp_u64(const void *a, const void *b)
+{
+	u64 x = *(const u64 *)a, y = *(const u64 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static u64 xp_pct(u64 *v, u64 n, u32 pct)
+{
+	return n ? v[min_t(u64, n - 1, n * pct / 100)] : 0;
+}
+
+static size_t xp_report(struct xp_run *r, char *buf, size_t size)
+{
+	u64 ns = r->t_end > r->t_start ? r->t_end - r->t_start : 0, bytes = 0, nconn = 0;
+	bool ok = !r->error[0] && !r->dups && !r->lost;
+	size_t n = 0;
+	u32 i;
+
+	for (i = 0; i < r->p.conns; i++) {
+		bytes += r->conns[i].data_ok * r->p.size;
+		if (r->connect_ns[i])
+			r->connect_ns[nconn++] = r->connect_ns[i];
+	}
+	sort(r->connect_ns, nconn, sizeof(u64), xp_cmp_u64, NULL);
+	sort(r->lat, r->nlat, sizeof(u64), xp_cmp_u64, NULL);
+	n += scnprintf(buf + n, size - n,
+		       "role=%s\nmode=%s\nconns=%u\nsize=%u\ndepth=%u\nrun_id=%u\nbytes=%llu\n"
+		       "elapsed_ns=%llu\nmbps=%llu\n",
+		       r->p.role == XP_SERVER ? "server" : "client", xp_mode_names[r->p.mode],
+		       r->p.conns, r->p.size, r->p.depth, r->p.run_id, bytes, ns,
+		       ns ? div64_u64(bytes * 8 * 1000, ns) : 0);
+	if (r->p.mode == XP_LAT)
+		n += scnprintf(buf + n, size - n, "rtts=%llu\nlat_p50_ns=%llu\nlat_p99_ns=%llu\n",
+			       r->nlat, xp_pct(r->lat, r->nlat, 50), xp_pct(r->lat, r->nlat, 99));
+	if (r->p.role == XP_CLIENT)
+		n += scnprintf(buf + n, size - n,
+			       "connect_p50_ns=%llu\nconnect_p99_ns=%llu\nconnect_max_ns=%llu\n"
+			       "remote_recv=%llu\nremote_verify_errors=%llu\nremote_missing=%llu\n",
+			       xp_pct(r->connect_ns, nconn, 50), xp_pct(r->connect_ns, nconn, 99),
+			       nconn ? r->connect_ns[nconn - 1] : 0, r->remote_recv,
+			       r->remote_verify_errors, r->remote_missing);
+	n += scnprintf(buf + n, size - n,
+		       "posted=%llu\ncompleted_ok=%llu\ncompleted_flush=%llu\ncompleted_err=%llu\n"
+		       "rq_flushed_at_stop=%llu\nduplicates=%llu\nlost=%llu\nverify_errors=%llu\n"
+		       "seq_gaps=%llu\nseq_dups=%llu\npost_errors=%llu\n",
+		       r->posted, r->ok, r->flush, r->err, r->stop_flush, r->dups, r->lost,
+		       r->verify_errors, r->seq_gaps, r->seq_dups, r->post_errors);
+	for (i = 0; i < r->p.conns; i++) {
+		struct xp_conn *c = &r->conns[i];
+
+		n += scnprintf(buf + n, size - n, "conn%u=%s,%llu\n", i,
+			       c->dev ? dev_name(&c->dev->dev) : "-", c->data_ok * r->p.size);
+	}
+	n += scnprintf(buf + n, size - n, "status=%s\n", ok ? "ok" : "error");
+	if (!ok)
+		n += scnprintf(buf + n, size - n, "error=%s\n",
+			       r->error[0] ? r->error : "duplicate or lost completions");
+	return n;
+}
+
+static int xp_run(struct xp_params *p)
+{
+	struct xp_run *r;
+	u32 i;
+	int ret;
+
+	r = kzalloc(sizeof(*r), GFP_KERNEL);
+	if (!r)
+		return -ENOMEM;
+	r->p = *p;
+	spin_lock_init(&r->lock);
+	r->conns = vzalloc(array_size(p->conns, sizeof(*r->conns)));
+	r->connect_ns = vzalloc(array_size(p->conns, sizeof(u64)));
+	if (p->mode == XP_LAT && p->role == XP_CLIENT) {
+		r->lat_max = (u64)p->conns * p->iters;
+		r->lat = vmalloc(array_size(r->lat_max, sizeof(u64)));
+	}
+	if (!r->conns || !r->connect_ns || (r->lat_max && !r->lat)) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < p->conns; i++) {
+		r->conns[i].run = r;
+		r->conns[i].idx = i;
+	}
+	ret = p->role == XP_SERVER ? xp_server_run(r) : xp_client_run(r);
+	xp_state = "stopping";
+	xp_server_unlisten(r);
+	r->stopping = true;
+	r->at_stop = true;
+	for (i = 0; i < p->conns; i++)
+		xp_conn_teardown(&r->conns[i]);
+	mutex_lock(&xp_result_lock);
+	xp_result_len = xp_report(r, xp_result, XP_RESULT_MAX);
+	mutex_unlock(&xp_result_lock);
+	if (!ret && (r->error[0] || r->dups || r->lost))
+		ret = -EIO;
+	if (ret && ret != -EINTR)
+		ret = -EIO;
+out:
+	vfree(r->lat);
+	vfree(r->connect_ns);
+	vfree(r->conns);
+	kfree(r);
+	xp_state = "idle";
+	return ret;
+}
+
+/* ---- parsing ---- */
+
+static int xp_parse_addrs(const char *val, __be32 *out, u32 *n)
+{
+	char buf[16];
+	const char *p = val;
+
+	*n = 0;
+	while (*p) {
+		size_t len = strcspn(p, ",");
+
+		if (*n == XP_MAX_ADDRS || !len || len >= sizeof(buf))
+			return -EINVAL;
+		memcpy(buf, p, len);
+		buf[len] = 0;
+		if (!in4_pton(buf, -1, (u8 *)&out[*n], -1, NULL))
+			return -EINVAL;
+		(*n)++;
+		p += len;
+		if (*p == ',')
+			p++;
+	}
+	return *n ? 0 : -EINVAL;
+}
+
+static int xp_parse_devs(const char *val, struct xp_params *p)
+{
+	const char *s = val;
+
+	p->ndev = 0;
+	while (*s) {
+		size_t len = strcspn(s, ",");
+
+		if (p->ndev == XP_MAX_ADDRS || !len || len >= IB_DEVICE_NAME_MAX)
+			return -EINVAL;
+		memcpy(p->dev[p->ndev], s, len);
+		p->dev[p->ndev++][len] = 0;
+		s += len;
+		if (*s == ',')
+			s++;
+	}
+	return p->ndev ? 0 : -EINVAL;
+}
+
+static const struct {
+	const char *key;
+	size_t off;
+	u32 min, max;
+} xp_u32_keys[] = {
+	{ "cm_port", offsetof(struct xp_params, cm_port), 1, 65535 },
+	{ "conns", offsetof(struct xp_params, conns), 1, XP_MAX_CONNS },
+	{ "size", offsetof(struct xp_params, size), 8, XP_MAX_SIZE },
+	{ "depth", offsetof(struct xp_params, depth), 1, XP_MAX_DEPTH },
+	{ "duration_ms", offsetof(struct xp_params, duration_ms), 1, 3600000 },
+	{ "iters", offsetof(struct xp_params, iters), 1, 10000000 },
+	{ "connect_ms", offsetof(struct xp_params, connect_ms), 100, 600000 },
+	{ "timeout_ms", offsetof(struct xp_params, timeout_ms), 100, 3600000 },
+};
+
+static int xp_parse_kv(struct xp_params *p, const char *key, const char *val)
+{
+	u32 i, v;
+
+	if (!strcmp(key, "role")) {
+		if (!strcmp(val, "client"))
+			p->role = XP_CLIENT;
+		else if (!strcmp(val, "server"))
+			p->role = XP_SERVER;
+		else
+			return -EINVAL;
+		return 0;
+	}
+	if (!strcmp(key, "mode")) {
+		i = match_string(xp_mode_names, ARRAY_SIZE(xp_mode_names), val);
+		if ((int)i < 0)
+			return -EINVAL;
+		p->mode = i;
+		return 0;
+	}
+	if (!strcmp(key, "local"))
+		return xp_parse_addrs(val, p->local, &p->nlocal);
+	if (!strcmp(key, "peer"))
+		return xp_parse_addrs(val, p->peer, &p->npeer);
+	if (!strcmp(key, "dev"))
+		return xp_parse_devs(val, p);
+	for (i = 0; i < ARRAY_SIZE(xp_u32_keys); i++) {
+		if (strcmp(key, xp_u32_keys[i].key))
+			continue;
+		if (kstrtou32(val, 0, &v) || v < xp_u32_keys[i].min || v > xp_u32_keys[i].max)
+			return -EINVAL;
+		*(u32 *)((char *)p + xp_u32_keys[i].off) = v;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+static int xp_parse(char *cmd, struct xp_params *p)
+{
+	bool have_role = false, have_size = false;
+	char *tok;
+	int ret;
+
+	*p = (struct xp_params){
+		.cm_port = 18600, .conns = 1, .depth = 16, .duration_ms = 3000,
+		.iters = 1000, .connect_ms = 30000, .timeout_ms = 120000,
+	};
+	while ((tok = strsep(&cmd, " \t\n"))) {
+		char *val;
+
+		if (!*tok)
+			continue;
+		val = strchr(tok, '=');
+		if (!val) {
+			pr_err("'%s': expected key=value\n", tok);
+			return -EINVAL;
+		}
+		*val++ = 0;
+		ret = xp_parse_kv(p, tok, val);
+		if (ret) {
+			pr_err("%s: %s\n", tok, ret == -ENOENT ? "unknown key" : "bad value");
+			return -EINVAL;
+		}
+		have_role |= !strcmp(tok, "role");
+		have_size |= !strcmp(tok, "size");
+	}
+	if (!have_role || !p->nlocal || (p->role == XP_CLIENT && !p->npeer)) {
+		pr_err("role, local and (client) peer are required\n");
+		return -EINVAL;
+	}
+	if (!have_size)
+		p->size = p->mode == XP_WRITE ? SZ_64K : p->mode == XP_SEND ? SZ_4K : 64;
+	if ((p->mode == XP_SEND || p->mode == XP_LAT) &&
+	    (p->size < XP_CTRL_SIZE || p->size > XP_MAX_MSG || p->size % 8)) {
+		pr_err("size: send and lat take 64..65536, a multiple of 8\n");
+		return -EINVAL;
+	}
+	if (p->mode == XP_WRITE && p->size % 8) {
+		pr_err("size: a multiple of 8\n");
+		return -EINVAL;
+	}
+	p->run_id = get_random_u32();
+	return 0;
+}
+
+/* ---- debugfs ---- */
+
+static ssize_t xp_run_write(struct file *file, const char __user *ubuf, size_t len,
+			    loff_t *ppos)
+{
+	struct xp_params p;
+	char *cmd;
+	int ret;
+
+	if (len >= XP_CMD_MAX)
+		return -EINVAL;
+	cmd = memdup_user_nul(ubuf, len);
+	if (IS_ERR(cmd))
+		return PTR_ERR(cmd);
+	ret = xp_parse(cmd, &p);
+	kfree(cmd);
+	if (ret)
+		return ret;
+	if (!mutex_trylock(&xp_run_lock))
+		return -EBUSY;
+	ret = xp_run(&p);
+	mutex_unlock(&xp_run_lock);
+	return ret ?: len;
+}
+
+static ssize_t xp_result_read(struct file *file, char __user *ubuf, size_t len,
+			      loff_t *ppos)
+{
+	ssize_t ret;
+
+	mutex_lock(&xp_result_lock);
+	ret = simple_read_from_buffer(ubuf, len, ppos, xp_result, xp_result_len);
+	mutex_unlock(&xp_result_lock);
+	return ret;
+}
+
+static ssize_t xp_state_read(struct file *file, char __user *ubuf, size_t len, loff_t *ppos)
+{
+	char buf[16];
+	int n = scnprintf(buf, sizeof(buf), "%s\n", READ_ONCE(xp_state));
+
+	return simple_read_from_buffer(ubuf, len, ppos, buf, n);
+}
+
+static const struct file_operations xp_run_fops = {
+	.owner = THIS_MODULE,
+	.write = xp_run_write,
+};
+
+static const struct file_operations xp_result_fops = {
+	.owner = THIS_MODULE,
+	.read = xp_result_read,
+};
+
+static const struct file_operations xp_state_fops = {
+	.owner = THIS_MODULE,
+	.read = xp_state_read,
+};
+
+static int __init xp_init(void)
+{
+	xp_result = vzalloc(XP_RESULT_MAX);
+	if (!xp_result)
+		return -ENOMEM;
+	xp_dir = debugfs_create_dir("mrbond_xperf", NULL);
+	debugfs_create_file("run", 0200, xp_dir, NULL, &xp_run_fops);
+	debugfs_create_file("result", 0400, xp_dir, NULL, &xp_result_fops);
+	debugfs_create_file("state", 0400, xp_dir, NULL, &xp_state_fops);
+	return 0;
+}
+
+static void __exit xp_exit(void)
+{
+	debugfs_remove_recursive(xp_dir);
+	vfree(xp_result);
+}
+
+module_init(xp_init);
+module_exit(xp_exit);
+MODULE_DESCRIPTION("RDMA traffic between hosts through rdma_cm, with payload checks");
+MODULE_LICENSE("GPL");
