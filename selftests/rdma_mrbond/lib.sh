@@ -454,29 +454,37 @@ has_gid() {  # has_gid DEV PORT IP: a RoCE v2 GID of IPv4 address IP
 #   is pulled stays the best one, its neighbours are flushed, and nvme's
 #   reconnect cannot resolve the target.
 setup_service() {
-	local i peer
-	peer=$(service_ip $((1 - ME)))
+	local i peer me
+	me=$(role_index)
+	peer=$(service_ip $((1 - me)))
 	sysctl -qw net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.default.rp_filter=0 \
 		net.ipv4.conf.all.arp_ignore=0 net.ipv4.conf.all.ignore_routes_with_linkdown=1 ||
 		return 1
 	for ((i = 0; i < MRBOND_LINKS; i++)); do
 		sysctl -qw "net.ipv4.conf.r$i.rp_filter=0" "net.ipv4.conf.r$i.arp_ignore=0" || return 1
-		ip addr add "$(service_ip "$ME")/32" dev "r$i" || return 1
-		ip route add "$peer/32" dev "r$i" metric $((10 + i)) src "$(service_ip "$ME")" || return 1
+		ip addr add "$(service_ip "$me")/32" dev "r$i" || return 1
+		ip route add "$peer/32" dev "r$i" metric $((10 + i)) src "$(service_ip "$me")" || return 1
 	done
 	ip route get "$peer"
 }
 
-# mrbond0 over every rxe member, then every member re-created so that the
-# bond is ahead of them in rdma_cm's device order; the bond re-attaches them
-# by name.
+# mrbond0 over every member, then put ahead of them (bond_ahead).
 setup_bond() {
-	local i nic
+	local i
 	modprobe rdma_mrbond || return 1
 	local members=()
 	for ((i = 0; i < MRBOND_LINKS; i++)); do members+=(--member "${MEMBER_PREFIX}$i"); done
 	bq -t 60 "$CTL" bond add mrbond0 "${members[@]}" || return 1
 	echo rr >"$SYS/mrbond0/mrbond/policy" || return 1
+	bond_ahead
+}
+
+# Every member re-created, so that mrbond0 is ahead of them in rdma_cm's
+# device order (rdma_cm binds an address to the first device holding it);
+# the bond re-attaches them by name. Then every member usable and every
+# port of the bond with the service address's GID.
+bond_ahead() {
+	local i nic
 	kmark reorder
 	for ((i = 0; i < MRBOND_LINKS; i++)); do
 		nic=$(slave_of_link "$i") || return 1
@@ -491,10 +499,75 @@ setup_bond() {
 		}
 	done
 	for ((i = 1; i <= MRBOND_LINKS; i++)); do
-		wait_until 30 has_gid mrbond0 "$i" "$(service_ip "$ME")" ||
-			{ echo "mrbond0 port $i has no GID for $(service_ip "$ME")"; return 1; }
+		wait_until 30 has_gid mrbond0 "$i" "$(service_ip "$(role_index)")" ||
+			{ echo "mrbond0 port $i has no GID for $(service_ip "$(role_index)")"; return 1; }
 	done
 	klog_after reorder | grep -E "mrbond0 is behind member" &&
 		{ echo "a member is still ahead of mrbond0 in rdma_cm's device order"; return 1; }
 	return 0
+}
+
+# ---- NVMe-oF over the T1 rails: hostb's target, hosta's controller ----
+# TARGET_IP: the address the target listens on and the controller connects to.
+
+NVMET=/sys/kernel/config/nvmet
+NQN=nqn.2026-12.io.mrbond:t1
+
+setup_target() {
+	local ns=$NVMET/subsystems/$NQN/namespaces/1 port=$NVMET/ports/1
+	modprobe brd rd_nr=1 rd_size=65536 || return 1
+	[[ -b /dev/ram0 ]] || { echo "no /dev/ram0"; return 1; }
+	mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config || return 1
+	modprobe nvmet && modprobe nvmet-rdma || return 1
+	mkdir "$NVMET/subsystems/$NQN" || return 1
+	echo 1 >"$NVMET/subsystems/$NQN/attr_allow_any_host" || return 1
+	mkdir "$ns" || return 1
+	echo /dev/ram0 >"$ns/device_path" && echo 1 >"$ns/enable" || return 1
+	mkdir "$port" || return 1
+	echo rdma >"$port/addr_trtype"
+	echo ipv4 >"$port/addr_adrfam"
+	echo "$TARGET_IP" >"$port/addr_traddr"
+	echo 4420 >"$port/addr_trsvcid"
+	# Enables the port: nvmet-rdma binds and listens on $TARGET_IP.
+	bq -t 60 ln -s "$NVMET/subsystems/$NQN" "$port/subsystems/$NQN" || return 1
+	bq rdma res show cm_id
+}
+
+nvme_ctrl() {
+	local c
+	for c in /sys/class/nvme/nvme*; do
+		[[ $(cat "$c/subsysnqn" 2>/dev/null) == "$NQN" ]] && { echo "${c##*/}"; return 0; }
+	done
+	return 1
+}
+nvme_blk() {
+	local c n
+	c=$(nvme_ctrl) || return 1
+	for n in /sys/class/nvme/"$c"/"$c"n*; do
+		[[ -b /dev/${n##*/} ]] && { echo "/dev/${n##*/}"; return 0; }
+	done
+	return 1
+}
+ctrl_state() { cat "/sys/class/nvme/$1/state" 2>/dev/null || echo gone; }
+ctrl_live() { local c; c=$(nvme_ctrl) && [[ $(ctrl_state "$c") == live ]]; }
+
+# connect_ctrl OUT: nvme connect to the target (up to 3 tries), output in OUT.
+connect_ctrl() {
+	local try
+	modprobe nvme-rdma || return 1
+	for ((try = 1; try <= 3; try++)); do
+		bounded 120 "$1" nvme connect -t rdma -a "$TARGET_IP" -s 4420 -n "$NQN" \
+			--nr-io-queues=4 --reconnect-delay=1 --ctrl-loss-tmo=60 && return 0
+		echo "nvme connect, try $try: $(cat "$1")"
+		sleep 3
+	done
+	return 1
+}
+
+# disconnect_ctrl OUT: the controller gone, if there was one.
+disconnect_ctrl() {
+	nvme_ctrl >/dev/null || return 0
+	# A controller that is reconnecting finishes its attempt first.
+	bounded 150 "$1" nvme disconnect -n "$NQN" || return 1
+	! nvme_ctrl >/dev/null || { echo "controller $(nvme_ctrl) still there"; return 1; }
 }

@@ -32,8 +32,6 @@
 
 CTL=${MRBOND_CTL:?path of mrbondctl}
 SYS=/sys/class/infiniband
-NVMET=/sys/kernel/config/nvmet
-NQN=nqn.2026-12.io.mrbond:t1
 ME=$(role_index)
 MODE=${NVME_DEV_MODE:-bond}
 FIO_RUNTIME=25  # s, the time-based fio runs of the fault tests
@@ -170,65 +168,7 @@ diag_end() {
 
 # ---- setup ----
 
-setup_target() {
-	local ns=$NVMET/subsystems/$NQN/namespaces/1 port=$NVMET/ports/1
-	modprobe brd rd_nr=1 rd_size=65536 || return 1
-	[[ -b /dev/ram0 ]] || { echo "no /dev/ram0"; return 1; }
-	mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config || return 1
-	modprobe nvmet && modprobe nvmet-rdma || return 1
-	mkdir "$NVMET/subsystems/$NQN" || return 1
-	echo 1 >"$NVMET/subsystems/$NQN/attr_allow_any_host" || return 1
-	mkdir "$ns" || return 1
-	echo /dev/ram0 >"$ns/device_path" && echo 1 >"$ns/enable" || return 1
-	mkdir "$port" || return 1
-	echo rdma >"$port/addr_trtype"
-	echo ipv4 >"$port/addr_adrfam"
-	echo "$TARGET_IP" >"$port/addr_traddr"
-	echo 4420 >"$port/addr_trsvcid"
-	# Enables the port: nvmet-rdma binds and listens on $TARGET_IP.
-	bq -t 60 ln -s "$NVMET/subsystems/$NQN" "$port/subsystems/$NQN" || return 1
-	bq rdma res show cm_id
-}
-
-# ---- hosta's controller ----
-
-nvme_ctrl() {
-	local c
-	for c in /sys/class/nvme/nvme*; do
-		[[ $(cat "$c/subsysnqn" 2>/dev/null) == "$NQN" ]] && { echo "${c##*/}"; return 0; }
-	done
-	return 1
-}
-nvme_blk() {
-	local c n
-	c=$(nvme_ctrl) || return 1
-	for n in /sys/class/nvme/"$c"/"$c"n*; do
-		[[ -b /dev/${n##*/} ]] && { echo "/dev/${n##*/}"; return 0; }
-	done
-	return 1
-}
-ctrl_state() { cat "/sys/class/nvme/$1/state" 2>/dev/null || echo gone; }
-ctrl_live() { local c; c=$(nvme_ctrl) && [[ $(ctrl_state "$c") == live ]]; }
-
-# connect_ctrl OUT: nvme connect to the target (up to 3 tries), output in OUT.
-connect_ctrl() {
-	local try
-	for ((try = 1; try <= 3; try++)); do
-		bounded 120 "$1" nvme connect -t rdma -a "$TARGET_IP" -s 4420 -n "$NQN" \
-			--nr-io-queues=4 --reconnect-delay=1 --ctrl-loss-tmo=60 && return 0
-		echo "nvme connect, try $try: $(cat "$1")"
-		sleep 3
-	done
-	return 1
-}
-
-# disconnect_ctrl OUT: the controller gone, if there was one.
-disconnect_ctrl() {
-	nvme_ctrl >/dev/null || return 0
-	# A controller that is reconnecting finishes its attempt first.
-	bounded 150 "$1" nvme disconnect -n "$NQN" || return 1
-	! nvme_ctrl >/dev/null || { echo "controller $(nvme_ctrl) still there"; return 1; }
-}
+# ---- hosta's controller (lib.sh: nvme_ctrl, connect_ctrl, ...) ----
 
 # The controller's QPs on DEV: the cm_ids of nvme_rdma with their QPNs.
 ctrl_qpns() {
@@ -1344,7 +1284,8 @@ dma_released_test() {
 # fio verify, the TOS bytes) has passed on the normal kernel already and is
 # left out there.
 # The WRR test weighs placement, which the normal kernel has judged; the
-# debug stage leaves it out too. Over DMA doubles the suite runs the data
+# debug stage leaves it out too, and the NFS fault runs, which take the bond
+# through the failover paths the NVMe-oF ones just took. Over DMA doubles the suite runs the data
 # flows only: the regression tests and WRR are about the bond's control
 # path, which does not depend on the member's driver.
 if [[ $MRBOND_MEMBERS == dma ]]; then
@@ -1368,10 +1309,12 @@ else
 	[[ ${MRBOND_STAGE:-} == debug ]] ||
 		tests+=(wrr_live_utilisation test_wrr_live_utilisation
 			ecn_marking_on_the_wire test_ecn_on_wire)
-	tests+=(nfs_rdma_fio_verify test_nfs_fio_verify
-		nfs_rdma_cable_pull test_nfs_cable_pull
-		nfs_rdma_member_removal test_nfs_member_removal
-		nfs_rdma_unmount test_nfs_unmount
+	tests+=(nfs_rdma_fio_verify test_nfs_fio_verify)
+	# rpcrdma's faults take the bond through the paths nvme's did above.
+	[[ ${MRBOND_STAGE:-} == debug ]] ||
+		tests+=(nfs_rdma_cable_pull test_nfs_cable_pull
+			nfs_rdma_member_removal test_nfs_member_removal)
+	tests+=(nfs_rdma_unmount test_nfs_unmount
 		regress_connect_during_member_removal test_regress_connect_during_member_removal
 		regress_no_mad_on_down_link test_regress_no_mad_on_down_link)
 	after=()

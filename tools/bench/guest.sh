@@ -16,86 +16,33 @@
 . "$(dirname "$0")/../../selftests/rdma_mrbond/lib.sh"
 
 ME=$(role_index)
-XP=/sys/kernel/debug/mrbond_xperf
-XP_PORT=18600
+. "$(dirname "$0")/xperf-lib.sh"
 RAW=$MRBOND_RUN/bench/raw
 QUICK=${MRBOND_BENCH_QUICK:-0}
-RATE=${MRBOND_BENCH_RATE:-20mbit}
 if ((QUICK)); then
-	REPS=1 DURATION_MS=2000 LAT_ITERS=200
+	REPS=1 DURATION_MS=2000 LAT_ITERS=200 AGG_SPECS="write:65536 send:4096"
+	CASES="aggregate latency connect placement failover"
+	POLICIES="rr lqf" PLACE_VARIANTS=quarter PLACE_CONNS=4 PLACE_GAP_MS=1200
+	CONNECT_COUNTS="1 16" FO_RUN_S=14 FO_PULL_S=4 FO_PLUG_S=8
 else
 	REPS=${MRBOND_BENCH_REPS:-5} DURATION_MS=${MRBOND_BENCH_MS:-5000} LAT_ITERS=2000
+	AGG_SPECS="write:65536 write:1048576 send:4096"
+	POLICIES="rr wrr lqf hash" PLACE_VARIANTS="quarter foreign" PLACE_CONNS=16
+	PLACE_GAP_MS=1500 CONNECT_COUNTS="1 64 512" FO_RUN_S=30 FO_PULL_S=8 FO_PLUG_S=18
+	# The 2-rail boot measures the per-connection cases, the 4-rail boot the
+	# hot rail among several.
+	if ((MRBOND_LINKS == 2)); then
+		CASES="aggregate latency connect failover"
+	else
+		CASES="aggregate placement"
+	fi
 fi
+CASES=${MRBOND_BENCH_CASES:-$CASES}
+has_case() { [[ " $CASES " == *" $1 "* ]]; }
 RUN_SEQ=0
 # The server gives up this long after it started listening (a client that
 # failed to connect never comes).
 SERVER_MS=$((DURATION_MS + 60000))
-
-rate_bits() {  # tc's rate: 20mbit -> 20000000
-	local v=${1%bit} m=1
-	case $v in
-	*k) m=1000 v=${v%k} ;;
-	*m) m=1000000 v=${v%m} ;;
-	*g) m=1000000000 v=${v%g} ;;
-	esac
-	echo $((v * m))
-}
-
-# The "cable": tbf on every rail's NIC. The guests have a 4 ms tick and no
-# high-resolution timers, so the bucket holds 3 ticks of traffic (at least
-# 64 KiB), and the queue (2 MB) more than every QP's rxe can have in flight
-# (64 packets each): a full queue delays, never drops.
-shape_rails() {
-	local i nic bits burst
-	bits=$(rate_bits "$RATE")
-	burst=$((bits / 8 * 12 / 1000))
-	((burst < 65536)) && burst=65536
-	for ((i = 0; i < MRBOND_LINKS; i++)); do
-		nic=$(slave_of_link "$i") || return 1
-		tc qdisc replace dev "$nic" root tbf rate "$RATE" burst "$burst" limit 2000000 ||
-			return 1
-	done
-}
-
-# rails_snapshot FILE: each rail NIC's tx bytes and its qdisc's counters.
-rails_snapshot() {
-	local i nic
-	for ((i = 0; i < MRBOND_LINKS; i++)); do
-		nic=$(slave_of_link "$i") || return 1
-		echo "rail$i.tx_bytes=$(cat "/sys/class/net/$nic/statistics/tx_bytes")"
-		tc -s -j qdisc show dev "$nic" root |
-			jq -r --arg r "rail$i" '.[0] | "\($r).qdisc_bytes=\(.bytes)\n\($r).drops=\(.drops)\n\($r).overlimits=\(.overlimits)\n\($r).backlog=\(.backlog)"'
-	done >"$1"
-}
-
-# xperf_pair NAME SERVER_KV -- CLIENT_KV: one run. hostb listens, hosta
-# connects once hostb is listening; both keep their results and the rails'
-# counters before and after as $RAW/NAME.<role>.{kv,before,after}.
-xperf_pair() {
-	local name=$1 server=() client=() pid rc=0 out sync=${1//\//-}
-	shift
-	while [[ $1 != -- ]]; do server+=("$1"); shift; done
-	shift
-	client=("$@")
-	out=$RAW/$name.$MRBOND_ROLE
-	mkdir -p "$(dirname "$out")"
-	rails_snapshot "$out.before"
-	if [[ $MRBOND_ROLE == hostb ]]; then
-		echo "role=server cm_port=$XP_PORT timeout_ms=$SERVER_MS ${server[*]}" >"$XP/run" 2>/dev/null &
-		pid=$!
-		wait_until 20 grep -qx listening "$XP/state" || { echo "$name: server not listening"; rc=1; }
-		barrier "$sync-listening" || rc=1
-		wait "$pid" || rc=1
-	else
-		barrier "$sync-listening" || rc=1
-		((rc)) || echo "role=client cm_port=$XP_PORT ${client[*]}" >"$XP/run" 2>/dev/null || rc=1
-	fi
-	cp "$XP/result" "$out.kv"
-	rails_snapshot "$out.after"
-	barrier "$sync-done" || rc=1
-	((rc)) && { echo "$name failed on $MRBOND_ROLE:"; grep -E '^(status|error)=' "$out.kv"; }
-	return $rc
-}
 
 # One run of a case: its name, the server's and the client's keys.
 # run_case CASE VARIANT SERVER_KV -- CLIENT_KV
@@ -105,17 +52,6 @@ run_case() {
 	RUN_SEQ=$((RUN_SEQ + 1))
 	echo "bench: run $RUN_SEQ: $case $variant" >&2
 	xperf_pair "$case/$variant/$RUN_SEQ" "$@"
-}
-
-rail_ips() {  # rail_ips ROLE_INDEX: every rail's address, comma separated
-	local i ips=()
-	for ((i = 0; i < MRBOND_LINKS; i++)); do ips+=("$(rail_ip "$i" "$1")"); done
-	(IFS=,; echo "${ips[*]}")
-}
-members_csv() {
-	local i m=()
-	for ((i = 0; i < MRBOND_LINKS; i++)); do m+=("$(member_name "$i")"); done
-	(IFS=,; echo "${m[*]}")
 }
 
 # Aggregate bandwidth of one operation: each member alone (2 connections),
@@ -150,17 +86,144 @@ latency() {  # latency PHASE: 64 B SEND ping-pong, one connection
 	fi
 }
 
+# Placement under a hot rail: the last rail shaped to a quarter of the
+# others' rate (quarter), or carrying traffic the bond does not see, an
+# ib_write_bw on its member (foreign). PLACE_CONNS connections opened
+# PLACE_GAP_MS apart (the bond samples utilisation every second), each
+# writing from its READY on; per policy the members' QPs once all are open
+# and, from the rails' counters, how much each rail carried.
+placement() {
+	local variant=$1 hot=$((MRBOND_LINKS - 1)) bits policy rc=0 i cap
+	bits=$(rate_bits "$RATE")
+	[[ $variant == quarter ]] && { shape_rail "$hot" $((bits / 4)) || return 1; }
+	for ((i = 0; i < MRBOND_LINKS; i++)); do
+		cap=$((bits / 1000000))
+		[[ $variant == quarter && $i == "$hot" ]] && cap=$((cap / 4))
+		echo "$cap" >"$SYS/mrbond0/mrbond/members/$(member_name "$i")/capacity_mbps" || rc=1
+	done
+	for policy in $POLICIES; do
+		echo "$policy" >"$SYS/mrbond0/mrbond/policy" || { rc=1; continue; }
+		[[ $variant == foreign ]] && foreign_start "$hot" "$policy"
+		run_case "placement-$variant" "$policy" "local=$(service_ip 1) conns=$PLACE_CONNS" -- \
+			"local=$(service_ip 0) peer=$(service_ip 1) dev=mrbond0 conns=$PLACE_CONNS" \
+			"mode=write size=65536 open_gap_ms=$PLACE_GAP_MS duration_ms=$DURATION_MS" || rc=1
+		[[ $variant == foreign ]] && { foreign_stop "$policy" || rc=1; }
+	done
+	shape_rails || rc=1
+	return $rc
+}
+
+# Foreign traffic on RAIL: ib_write_bw between the rail's members, hostb
+# serving, for longer than a placement run lasts.
+foreign_start() {  # foreign_start RAIL TAG
+	local dev gid secs=$((PLACE_CONNS * PLACE_GAP_MS / 1000 + DURATION_MS / 1000 + 10))
+	dev=$(member_name "$1")
+	gid=$(gid_index_of "$dev" "$(rail_ip "$1" "$ME")") || return 1
+	FOREIGN=(ib_write_bw -d "$dev" -x "$gid" -p $((PORT_BASE + 40)) -s 65536 -D "$secs")
+	if [[ $MRBOND_ROLE == hostb ]]; then
+		timeout $((secs + 30)) "${FOREIGN[@]}" >"$TB_TMP/foreign" 2>&1 &
+		FOREIGN_PID=$!
+		barrier "foreign-$2"
+	else
+		barrier "foreign-$2"
+		(run_client "${FOREIGN[@]}" "$(rail_ip "$1" 1)") &
+		FOREIGN_PID=$!
+	fi
+	sleep 2
+}
+foreign_stop() {
+	wait "$FOREIGN_PID" || { echo "foreign traffic failed on $MRBOND_ROLE"; cat "$TB_TMP/foreign" 2>/dev/null; return 1; }
+}
+
+# Control path: connections opened at once and timed from their QP's
+# creation to ESTABLISHED, over the bond or a raw member.
+connect_scale() {  # connect_scale PHASE
+	local n rc=0 dev=mrbond0 l r
+	l=$(service_ip 0) r=$(service_ip 1)
+	[[ $1 == raw ]] && { dev=$(member_name 0) l=$(rail_ip 0 0) r=$(rail_ip 0 1); }
+	for n in $CONNECT_COUNTS; do
+		run_case "connect-$n" "$1" "local=$r conns=$n depth=1" -- \
+			"local=$l peer=$r dev=$dev conns=$n depth=1 mode=connect" || rc=1
+	done
+	return $rc
+}
+
+# Failover timeline with NVMe-oF: fio writes to hostb's ramdisk through
+# mrbond0 (the controller's queues spread over both rails), rail 0's cable
+# is pulled FO_PULL_S into the run and put back at FO_PLUG_S. fio logs its
+# bandwidth every 10 ms, the sampler the rails' bytes, the kernel log the
+# bond's events; report.py lines them up on the wall clock (the log's
+# timestamps through a marker written at a known wall time).
+failover_nvme() {
+	local out=$RAW/failover-nvme/bond rc=0 fio_pid sampler_pid blk
+	mkdir -p "$out"
+	TARGET_IP=$(service_ip 1)
+	if [[ $MRBOND_ROLE == hostb ]]; then
+		setup_target >"$out/target.hostb" 2>&1 || { echo "nvmet setup failed"; rc=1; }
+		barrier fo-target || rc=1
+	else
+		barrier fo-target || rc=1
+		connect_ctrl "$TB_TMP/connect" && wait_until 30 nvme_blk >/dev/null ||
+			{ echo "nvme connect failed: $(cat "$TB_TMP/connect")"; rc=1; }
+	fi
+	barrier fo-connected || rc=1
+	if [[ $MRBOND_ROLE == hosta ]] && ((rc == 0)); then
+		blk=$(nvme_blk)
+		echo "bench: clock $EPOCHREALTIME" >/dev/kmsg
+		rail_sampler "$out/rails.csv" &
+		sampler_pid=$!
+		echo "start=$EPOCHREALTIME" >"$out/marks"
+		fio --name=failover --filename="$blk" --rw=write --bs=64k --iodepth=16 \
+			--ioengine=libaio --direct=1 --time_based --runtime="$FO_RUN_S" \
+			--log_avg_msec=10 --write_bw_log="$out/fio" --write_lat_log="$out/fio" \
+			--output-format=json --output="$out/fio.json" >/dev/null 2>&1 &
+		fio_pid=$!
+	fi
+	sleep "$FO_PULL_S"
+	[[ $MRBOND_ROLE == hosta ]] && echo "pull=$EPOCHREALTIME" >>"$out/marks"
+	cable 0 down || rc=1
+	sleep $((FO_PLUG_S - FO_PULL_S))
+	[[ $MRBOND_ROLE == hosta ]] && echo "plug=$EPOCHREALTIME" >>"$out/marks"
+	cable 0 up || rc=1
+	if [[ $MRBOND_ROLE == hosta && -n ${fio_pid:-} ]]; then
+		wait_pid $((FO_RUN_S + 60)) "$fio_pid" || { echo "fio failed or hung"; rc=1; }
+		echo "fio_end=$EPOCHREALTIME" >>"$out/marks"
+		kill "$sampler_pid" 2>/dev/null
+		disconnect_ctrl "$TB_TMP/disconnect" || rc=1
+	fi
+	dmesg >"$out/dmesg.$MRBOND_ROLE"
+	barrier fo-done || rc=1
+	return $rc
+}
+
+# How many runs phase_runs makes in both phases (run.sh's progress line).
+plan_runs() {
+	local aggs counts variants policies per_rep=0 n
+	aggs=$(wc -w <<<"$AGG_SPECS") counts=$(wc -w <<<"$CONNECT_COUNTS")
+	variants=$(wc -w <<<"$PLACE_VARIANTS") policies=$(wc -w <<<"$POLICIES")
+	has_case aggregate && per_rep=$((per_rep + aggs * (MRBOND_LINKS + 2)))
+	has_case latency && per_rep=$((per_rep + 2))
+	has_case connect && per_rep=$((per_rep + 2 * counts))
+	n=$((REPS * per_rep))
+	has_case placement && n=$((n + variants * policies))
+	echo "$n"
+}
+
 # The figures a phase measures, REPS times over.
 phase_runs() {
 	local phase=$1 rep rc=0 spec
 	for ((rep = 0; rep < REPS; rep++)); do
-		for spec in "write 65536" "send 4096"; do
-			# shellcheck disable=SC2086
-			aggregate $spec "$phase" || rc=1
-		done
-		((QUICK)) || aggregate write 1048576 "$phase" || rc=1
-		latency "$phase" || rc=1
+		if has_case aggregate; then
+			for spec in $AGG_SPECS; do
+				aggregate ${spec/:/ } "$phase" || rc=1
+			done
+		fi
+		has_case latency && { latency "$phase" || rc=1; }
+		has_case connect && { connect_scale "$phase" || rc=1; }
 	done
+	if [[ $phase == bond ]] && has_case placement; then
+		for spec in $PLACE_VARIANTS; do placement "$spec" || rc=1; done
+	fi
 	return $rc
 }
 
@@ -220,6 +283,42 @@ test_smoke_latency() {
 	return $rc
 }
 
+test_smoke_placement() {
+	local f rc=0 total n
+	runs_ok 'placement-*/*' || rc=1
+	[[ $MRBOND_ROLE == hosta ]] || return $rc
+	for f in "$RAW"/placement-*/*/*.hosta.kv; do
+		[[ -s ${f%.kv}.qps ]] || { echo "$f: no QP counts"; rc=1; continue; }
+		total=$(awk -F= '{ s += $2 } END { print s + 0 }' "${f%.kv}.qps")
+		n=$(kv "$f" conns)
+		# The bond's own QP1s are not in qps: each member counts ours only.
+		((total == n)) || { echo "$f: members hold $total QPs, $n were opened"; rc=1; }
+		echo "${f#"$RAW"/}: $(kv "$f" mbps) Mbit/s, QPs $(tr '\n' ' ' <"${f%.kv}.qps")"
+	done
+	return $rc
+}
+
+test_smoke_failover() {
+	local d=$RAW/failover-nvme/bond
+	[[ $MRBOND_ROLE == hosta ]] || { [[ -s $d/dmesg.hostb ]] || { echo "no kernel log"; return 1; }; return 0; }
+	[[ -s $d/rails.csv ]] || { echo "no rail samples"; return 1; }
+	ls "$d"/fio_bw*.log >/dev/null 2>&1 || { echo "no fio bandwidth log"; return 1; }
+	grep -q '^pull=' "$d/marks" && grep -q '^plug=' "$d/marks" || { echo "events not marked"; return 1; }
+	jq -e '.jobs[0].error == 0' "$d/fio.json" >/dev/null || { echo "fio reported an error"; return 1; }
+	echo "samples: $(wc -l <"$d/rails.csv") rail, $(cat "$d"/fio_bw*.log | wc -l) fio"
+}
+
+test_smoke_connect() {
+	local f rc=0
+	runs_ok 'connect-*/*' || rc=1
+	[[ $MRBOND_ROLE == hosta ]] || return $rc
+	for f in "$RAW"/connect-*/*/*.hosta.kv; do
+		(($(kv "$f" connect_p50_ns) > 0)) || { echo "$f: no connect time"; rc=1; }
+		echo "${f#"$RAW"/}: p50 $(($(kv "$f" connect_p50_ns) / 1000)) us, max $(($(kv "$f" connect_max_ns) / 1000)) us"
+	done
+	return $rc
+}
+
 setup() {
 	MRBOND_MEMBERS_FIRST=1 setup_t1 && setup_service || return 1
 	wait_for 60 lacp_converged_now || { echo "LACP did not converge"; return 1; }
@@ -227,26 +326,38 @@ setup() {
 	mkdir -p "$RAW" && meta
 }
 
-ktap_header 2
+ktap_header 5
 if ! out=$(setup 2>&1); then
 	echo "$out" | sed 's/^/# /'
 	echo "Bail out! bench setup failed"
 	exit 1
 fi
 bench_rc=0
-phase_runs raw 2>&1 | sed 's/^/# /'
+echo "# bench: plan $(plan_runs) runs, cases: $CASES"
+phase_runs raw 2>&1 | sed -u 's/^/# /'
 ((PIPESTATUS[0])) && bench_rc=1
 # The bond hands a member's incoming requests to its own QP1 only for the
 # TCP ports in cm_ports (admin guide): xperf's besides NVMe-oF's.
 if out=$(modprobe rdma_mrbond cm_ports=4420,$XP_PORT && setup_bond 2>&1); then
-	phase_runs bond 2>&1 | sed 's/^/# /'
+	phase_runs bond 2>&1 | sed -u 's/^/# /'
 	((PIPESTATUS[0])) && bench_rc=1
+	if has_case failover; then
+		echo "bench: failover timeline (NVMe-oF)" | sed 's/^/# /'
+		failover_nvme 2>&1 | sed -u 's/^/# /'
+		((PIPESTATUS[0])) && bench_rc=1
+	fi
 else
 	echo "$out" | sed 's/^/# /'
 	echo "# the bond could not be set up: its runs are missing"
 	bench_rc=1
 fi
 ((bench_rc)) && ktap_diag "some runs failed; the tests below name them"
-run_test bench_smoke_aggregate test_smoke_aggregate
-run_test bench_smoke_latency test_smoke_latency
+run_case_test() {  # run_case_test NAME CASE FUNCTION
+	if has_case "$2"; then run_test "$1" "$3"; else ktap_skip "$1" "not in this boot's cases"; fi
+}
+run_case_test bench_smoke_aggregate aggregate test_smoke_aggregate
+run_case_test bench_smoke_latency latency test_smoke_latency
+run_case_test bench_smoke_placement placement test_smoke_placement
+run_case_test bench_smoke_failover failover test_smoke_failover
+run_case_test bench_smoke_connect connect test_smoke_connect
 ktap_totals

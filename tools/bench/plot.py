@@ -1,14 +1,18 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
 """Plots of a benchmark's results.json, as PNG and SVG beside it:
-aggregate.{png,svg} (bandwidth per variant, median with min-max whiskers,
-one panel per rail count) and latency.{png,svg} (p50 and p99, raw member
-against the bond). A separate step: results.json and report.md never
-depend on it."""
+aggregate (bandwidth per variant, median with min-max whiskers, one panel
+per rail count), latency (p50 and p99, raw member against the bond) and
+failover (per-rail and total throughput against time, events marked); or,
+with --timeline, one run's timeline alone (the demo's). A separate step:
+results.json and report.md never depend on it."""
 
+import argparse
 import json
 import pathlib
 import sys
+
+import failover  # tools/bench/failover.py
 
 try:
     import matplotlib
@@ -84,12 +88,51 @@ def plot_latency(res, out):
     return save(fig, out, "latency")
 
 
+def plot_timeline(fo, out, name, title):
+    """Per-rail and total throughput against time, the events marked."""
+    fig, ax = plt.subplots(figsize=(9, 4))
+    series = fo["series"]
+    for i, rail in enumerate(series["rails_mbps"]):
+        ax.plot([t / 1000 for t, _ in rail], [m for _, m in rail], lw=0.8,
+                label=f"rail {i} (wire)")
+    total = series["total_mbps"]
+    ax.plot([t / 1000 for t, _ in total], [m for _, m in total], lw=1.2, color="black",
+            label=f"total ({series['total_source']})")
+    styles = {"pull": "red", "bond_notices": "orange", "qps_flushed": "purple",
+              "traffic_resumed": "green", "cable_back": "blue", "member_usable": "teal"}
+    for key, t in fo["events_ms"].items():
+        if t is not None:
+            ax.axvline(t / 1000, color=styles.get(key, "grey"), ls="--", lw=0.8,
+                       label=key.replace("_", " "))
+    ax.set_xlabel("s since the traffic started")
+    ax.set_ylabel("Mbit/s")
+    ax.set_title(title)
+    ax.legend(fontsize=7, ncol=3, loc="upper right")
+    fig.tight_layout()
+    return save(fig, out, name)
+
+
 def main():
-    if len(sys.argv) != 2:
-        sys.exit("usage: plot.py RESULTS_DIR (holding results.json)")
-    out = pathlib.Path(sys.argv[1])
-    res = json.loads((out / "results.json").read_text())
-    for path in plot_aggregate(res, out) + plot_latency(res, out):
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("results", type=pathlib.Path, nargs="?",
+                    help="folder holding results.json; the plots go there")
+    ap.add_argument("--timeline", type=pathlib.Path,
+                    help="a run's timeline folder (marks, rails.csv, kernel log): plot it alone")
+    ap.add_argument("--rate-bits", type=int, default=20_000_000,
+                    help="with --timeline: one rail's shaped rate")
+    ap.add_argument("--out", type=pathlib.Path, help="with --timeline: where the plot goes")
+    args = ap.parse_args()
+    if args.timeline:
+        fo = failover.analyse(args.timeline, {"rate_bits": args.rate_bits})
+        paths = plot_timeline(fo, args.out or args.timeline, "timeline",
+                              "mrbond0: traffic through a cable pull and back")
+    else:
+        res = json.loads((args.results / "results.json").read_text())
+        paths = plot_aggregate(res, args.results) + plot_latency(res, args.results)
+        for i, fo in enumerate(f for f in res.get("failover", []) if "series" in f):
+            paths += plot_timeline(fo, args.results, f"failover{i or ''}",
+                                   "NVMe-oF through mrbond0: rail 0's cable pulled and back")
+    for path in paths:
         print(f"plot: {path}")
 
 

@@ -18,6 +18,8 @@ import statistics
 import subprocess
 import sys
 
+import failover  # tools/bench/failover.py
+
 GOAL = 0.97          # issue 14: bond / sum and bond / by hand
 LINK_BOUND = 0.9     # a member alone must reach this share of its shaped rate
 
@@ -41,6 +43,7 @@ class Run:
 
     def __init__(self, case, variant, seq, base, links):
         self.case, self.variant, self.seq, self.links = case, variant, seq, links
+        self.base = base
         self.client = read_kv(base.with_name(base.name + ".hosta.kv"))
         server = base.with_name(base.name + ".hostb.kv")
         self.server = read_kv(server) if server.exists() else {}
@@ -53,6 +56,29 @@ class Run:
                 self.rails[role] = {k: int(a[k]) - int(b[k]) for k in a
                                     if k in b and a[k].lstrip("-").isdigit()
                                     and not k.endswith(".backlog")}
+
+    def steady_rail_mbps(self, rail):
+        """A rail's wire rate (its qdisc's bytes, hosta's side) from the moment
+        every connection was open to the end of the run."""
+        steady = self.base.with_name(self.base.name + ".hosta.steady")
+        after = self.base.with_name(self.base.name + ".hosta.after")
+        if not steady.exists() or not after.exists():
+            return None
+        a, b = read_kv(steady), read_kv(after)
+        us = int(b["t_us"]) - int(a["t_us"])
+        key = f"rail{rail}.qdisc_bytes"
+        return (int(b[key]) - int(a[key])) * 8 / us if us > 0 else None
+
+    def conn_steady_mbps(self):
+        """Each connection's goodput while all were open."""
+        ns = num(self.client, "steady_ns")
+        out = []
+        for key, val in self.client.items():
+            if key.startswith("conn") and key[4:].isdigit():
+                fields = val.split(",")
+                if len(fields) >= 3 and ns:
+                    out.append(int(fields[2]) * 8 / ns * 1000)
+        return out
 
     @property
     def ok(self):
@@ -146,6 +172,79 @@ def latency(runs):
     return out
 
 
+def jain(values):
+    vals = [v for v in values if v is not None]
+    sq = sum(v * v for v in vals)
+    return round(sum(vals) ** 2 / (len(vals) * sq), 4) if vals and sq else None
+
+
+def placement(runs, meta):
+    """Per variant and policy: total goodput, the members' QPs once all
+    connections were open, each rail's wire rate and utilisation (against
+    its shaped rate; the last rail is the hot one) and Jain's index."""
+    rate = meta["rate_bits"] / 1e6
+    out = []
+    for r in runs:
+        if not r.case.startswith("placement-"):
+            continue
+        variant = r.case.split("-", 1)[1]
+        caps = [rate] * r.links
+        if variant == "quarter":
+            caps[-1] = rate / 4
+        wire = [r.steady_rail_mbps(i) for i in range(r.links)]
+        util = [(w or 0) / caps[i] for i, w in enumerate(wire)]
+        conns = r.conn_steady_mbps()
+        qps_file = r.base.with_name(r.base.name + ".hosta.qps")
+        qps = {k: int(v) for k, v in read_kv(qps_file).items()} if qps_file.exists() else {}
+        steady_ns = num(r.client, "steady_ns")
+        total = (num(r.client, "steady_bytes") or 0) * 8 / steady_ns * 1000 if steady_ns else None
+        out.append({"variant": variant, "policy": r.variant, "rails": r.links,
+                    "conns": num(r.client, "conns"), "unit": "Mbit/s",
+                    "total": None if total is None else round(total, 3),
+                    "capacity": round(sum(caps), 3),
+                    "qps_per_member": qps,
+                    "rail_wire": [None if w is None else round(w, 3) for w in wire],
+                    "rail_utilisation": [round(u, 4) for u in util],
+                    "conn_min": round(min(conns), 3) if conns else None,
+                    "conn_max": round(max(conns), 3) if conns else None,
+                    "jain_conns": jain(conns),
+                    "jain": jain(util), "ok": r.ok})
+    return out
+
+
+def connect(runs):
+    """create_qp to ESTABLISHED per connection, bond against a raw member."""
+    out = []
+    for case in sorted({r.case for r in runs if r.case.startswith("connect-")},
+                       key=lambda c: int(c.split("-")[1])):
+        entry = {"conns": int(case.split("-")[1]), "unit": "us"}
+        for variant in ("raw", "bond"):
+            mine = [r for r in runs if r.case == case and r.variant == variant]
+            entry[variant] = {p: spread(num(r.client, f"connect_{p}_ns") / 1000 for r in mine
+                                        if num(r.client, f"connect_{p}_ns"))
+                              for p in ("p50", "p99", "max")}
+        entry["ratio_p50"] = ratio(entry["bond"]["p50"]["median"], entry["raw"]["p50"]["median"])
+        out.append(entry)
+    return out
+
+
+def placement_decisions(path):
+    """The host placement bench's table: ns per decision by policy and
+    member count."""
+    out = []
+    if not path.exists():
+        return out
+    for line in path.read_text().splitlines():
+        f = line.split()
+        if len(f) >= 5 and f[1].isdigit():
+            try:
+                out.append({"policy": f[0], "members": int(f[1]), "p50_ns": float(f[2]),
+                            "p99_ns": float(f[3])})
+            except ValueError:
+                pass
+    return out
+
+
 def checks(runs, meta, agg):
     """Is the link the bottleneck? A member alone must reach LINK_BOUND of
     its shaped rate (payload), and the qdisc must have dropped nothing."""
@@ -213,6 +312,52 @@ def report_md(res):
                      f"{fmt(bond['p50']['median'])} | {fmt(raw['p99']['median'])} | "
                      f"{fmt(bond['p99']['median'])} | {fmt(entry['ratio_p50'], 3)} | "
                      f"{fmt(entry['ratio_p99'], 3)} |")
+    if res["placement"]:
+        lines += ["", "## Placement under a hot rail", "",
+                  "The last rail is the hot one: shaped to a quarter of the others' rate "
+                  "(quarter) or carrying an ib_write_bw the bond does not see (foreign). "
+                  "Connections are opened over time; the figures are from the moment all "
+                  "were open: QPs per member, each rail's wire rate over its shaped rate "
+                  "(utilisation), and each connection's goodput (what a ULP on it sees: "
+                  "with greedy senders the total fills every rail that has a QP whatever "
+                  "the spread; the spread decides how fairly the connections share).", "",
+                  "| variant | policy | conns | total Mbit/s | of capacity | QPs per member | "
+                  "rail utilisation | Jain (rails) | per connection min–max | Jain (conns) |",
+                  "|---|---|---|---|---|---|---|---|---|---|"]
+        for pl in res["placement"]:
+            qps = " ".join(f"{k}:{v}" for k, v in sorted(pl["qps_per_member"].items()))
+            util = " ".join(f"{u:.2f}" for u in pl["rail_utilisation"])
+            lines.append(f"| {pl['variant']} | {pl['policy']} | {pl['conns']} | "
+                         f"{fmt(pl['total'])} | {fmt(pl['capacity'])} | {qps} | {util} | "
+                         f"{fmt(pl['jain'], 3)} | {fmt(pl['conn_min'])}–{fmt(pl['conn_max'])} | "
+                         f"{fmt(pl['jain_conns'], 3)} |")
+    for fo in res["failover"]:
+        lines += ["", "## Failover timeline (NVMe-oF, fio through mrbond0)", ""]
+        if "error" in fo:
+            lines.append(f"**Missing**: {fo['error']}")
+            continue
+        for key, label in (("detection_ms", "pull to the bond's notice"),
+                           ("bond_work_ms", "the bond's detach (QPs moved to error, WRs "
+                            "flushed)"),
+                           ("zero_throughput_ms", "time with zero total throughput"),
+                           ("full_rate_ms", "pull to full rate on the survivor"),
+                           ("usable_again_ms", "cable back to the member usable again")):
+            lines.append(f"- {label}: {fmt(fo.get(key))} ms")
+        lines.append(f"- events (ms from fio's start): "
+                     + ", ".join(f"{k} {fmt(v)}" for k, v in fo["events_ms"].items()))
+    if res["connect"]:
+        lines += ["", "## Control path: QP creation to ESTABLISHED (µs, median of runs)", "",
+                  "| connections | raw p50 | bond p50 | raw max | bond max | bond/raw p50 |",
+                  "|---|---|---|---|---|---|"]
+        for c in res["connect"]:
+            lines.append(f"| {c['conns']} | {fmt(c['raw']['p50']['median'])} | "
+                         f"{fmt(c['bond']['p50']['median'])} | {fmt(c['raw']['max']['median'])} | "
+                         f"{fmt(c['bond']['max']['median'])} | {fmt(c['ratio_p50'], 3)} |")
+    if res["placement_decision_ns"]:
+        lines += ["", "Placement decision (host bench, ns): "
+                  + ", ".join(f"{d['policy']}@{d['members']} p50 {d['p50_ns']:.1f}"
+                              for d in res["placement_decision_ns"]
+                              if d["policy"] in ("wrr", "lqf"))]
     lines += ["", "## Is the link the bottleneck?", "", "| check | value | threshold | ok |",
               "|---|---|---|---|"]
     for c in res["checks"]:
@@ -248,6 +393,23 @@ def sane(res):
             need(f"latency {v} p99", entry[v]["p99"]["median"])
             if (entry[v]["p50"]["median"] or 0) > (entry[v]["p99"]["median"] or 0):
                 bad.append(f"latency {v}: p50 above p99")
+    for pl in res["placement"]:
+        name = f"placement {pl['variant']} {pl['policy']}"
+        need(f"{name} total", pl["total"])
+        need(f"{name} jain", pl["jain"], hi=1.0001)
+        if sum(pl["qps_per_member"].values()) != pl["conns"]:
+            bad.append(f"{name}: members hold {pl['qps_per_member']}, {pl['conns']} opened")
+    for fo in res["failover"]:
+        if "error" in fo:
+            bad.append(f"failover: {fo['error']}")
+            continue
+        for key in ("detection_ms", "zero_throughput_ms", "full_rate_ms"):
+            v = fo.get(key)
+            if v is None or not math.isfinite(v) or v < 0:
+                bad.append(f"failover {key}: {v}")
+    for c in res["connect"]:
+        for v in ("raw", "bond"):
+            need(f"connect {c['conns']} {v} p50", c[v]["p50"]["median"])
     runs_ok = next(c for c in res["checks"] if c["name"] == "runs_ok")
     if not runs_ok["ok"]:
         bad.append(f"failed runs: {', '.join(runs_ok['failed'])}")
@@ -277,7 +439,11 @@ def main():
             "duration_ms": int(first["duration_ms"]), "vcpus": int(first["vcpus"]),
             "members": first.get("members"), "accel": "tcg"}
     agg = aggregate(runs)
-    res = {"meta": meta, "aggregate": agg, "latency": latency(runs)}
+    res = {"meta": meta, "aggregate": agg, "latency": latency(runs),
+           "placement": placement(runs, meta), "connect": connect(runs),
+           "placement_decision_ns": placement_decisions(args.out / "placement-bench.txt")}
+    fo = [d / "bench" / "raw" / "failover-nvme" / "bond" for d in args.runs]
+    res["failover"] = [failover.analyse(d, meta) for d in fo if d.exists()]
     res["checks"] = checks(runs, meta, agg)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "results.json").write_text(json.dumps(res, indent=1) + "\n")

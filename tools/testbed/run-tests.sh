@@ -120,7 +120,9 @@ guest_suite t0-control t0 selftests/rdma_mrbond/t0_control.sh 900
 # Two vCPUs: its race tests need both sides of a window to run at once.
 guest_suite t0-datapath t0 selftests/rdma_mrbond/t0_datapath.sh 1200 --cpus 2
 guest_suite t0-knobs t0 selftests/rdma_mrbond/t0_knobs.sh 900
-guest_suite t1-bench t1 selftests/rdma_mrbond/t1_bench.sh 1200 --links "${MRBOND_LINKS:-2}"
+# The demo (the README's main job) as a suite: LACP, RoCE on every rail,
+# mrbond0 carrying traffic through a cable pull and back.
+guest_suite t1-demo t1 tools/testbed/demo-guest.sh 1200 --links "${MRBOND_LINKS:-2}"
 guest_suite t1-control t1 selftests/rdma_mrbond/t1_control.sh 1200 --links "${MRBOND_LINKS:-2}"
 guest_suite t1-nvme t1 selftests/rdma_mrbond/t1_nvme.sh 1500 --links "${MRBOND_LINKS:-2}"
 # Its NVMe-oF and NFS flows again over members that need DMA mapping: the
@@ -129,6 +131,16 @@ guest_suite t1-nvme t1 selftests/rdma_mrbond/t1_nvme.sh 1500 --links "${MRBOND_L
 export MRBOND_MEMBERS=dma MRBOND_BOUNCE_ROLES=hosta
 guest_suite t1-nvme-dma t1 selftests/rdma_mrbond/t1_nvme.sh 1200 --links "${MRBOND_LINKS:-2}"
 unset MRBOND_MEMBERS MRBOND_BOUNCE_ROLES
+# The benchmark's smoke mode (tools/bench/run.sh --quick): every case once,
+# briefly; the tests check that each figure is there and sane, never how
+# fast it is. Then the host steps of the pipeline on its raw runs.
+export MRBOND_BENCH_QUICK=1
+guest_suite bench-smoke t1 tools/bench/guest.sh 1200 --links 2
+unset MRBOND_BENCH_QUICK
+check bench-report python3 tools/bench/report.py --check "$LOGDIR/bench-smoke/bench" \
+	"$LOGDIR/bench-smoke"
+# Debian's python3, which has python3-matplotlib (install-deps.sh).
+check bench-plots /usr/bin/python3 tools/bench/plot.py "$LOGDIR/bench-smoke/bench"
 
 # The suites that drive rdma_mrbond's locks and memory, again on the
 # checking kernel (config.debug: lockdep, sleeps in atomic context, list and

@@ -54,6 +54,8 @@ struct xp_params {
 	u32 iters;
 	u32 connect_ms;
 	u32 timeout_ms;
+	u32 open_gap_ms;
+	u32 keep_going;
 	u32 run_id;
 };
 
@@ -152,6 +154,7 @@ struct xp_conn {
 	u64 send_seq;
 	u64 recv_seq;
 	u64 data_ok;		/* DATA SENDs or WRITEs completed */
+	u64 data_ok_steady;	/* ... when the last connection was READY */
 	u64 data_posted;
 	u64 recv_data;
 	u64 rtts;
@@ -174,6 +177,9 @@ struct xp_run {
 	u32 nlisteners;
 	struct xp_conn *conns;
 	u32 accepted;		/* server: REQs accepted (under lock) */
+	u32 opened;		/* client: connections opened so far */
+	u64 t_open0;
+	u64 t_all_ready;	/* open_gap_ms: the last connection READY */
 	u64 t_start;
 	u64 t_end;
 	bool stopping;
@@ -184,6 +190,7 @@ struct xp_run {
 	u64 *connect_ns;
 	u64 posted, ok, flush, err, stop_flush, dups, lost;
 	u64 verify_errors, seq_gaps, seq_dups, post_errors;
+	u32 conns_broken;	/* keep_going: connections that failed */
 	/* client: what the server's RESULTs said */
 	u64 remote_recv, remote_verify_errors, remote_seq_errors, remote_missing;
 	int rc;
@@ -194,7 +201,7 @@ __printf(2, 3) void xp_fail(struct xp_run *r, const char *fmt, ...);
 
 /* xperf_cm.c: connections through rdma_cm. */
 int xp_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev);
-int xp_client_connect(struct xp_run *r);
+int xp_client_open_due(struct xp_run *r);
 int xp_server_listen(struct xp_run *r);
 int xp_client_setup(struct xp_conn *c);
 void xp_server_unlisten(struct xp_run *r);
@@ -220,6 +227,7 @@ void xp_fill_words(void *buf, u32 len, u64 seed);
 u32 xp_check_words(const void *buf, u32 len, u64 seed);
 u64 xp_seed(u32 run_id, u32 conn, u32 side, u64 seq);
 int xp_poll(struct xp_run *r);
+bool xp_conn_broken(struct xp_conn *c, const char *why);
 bool xp_queues_idle(struct xp_conn *c);
 void xp_idle(unsigned long idle_since);
 

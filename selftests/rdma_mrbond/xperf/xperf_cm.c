@@ -127,12 +127,20 @@ static bool xp_dev_expected(struct xp_conn *c)
 
 /* ---- client ---- */
 
-int xp_client_connect(struct xp_run *r)
+/*
+ * Opens the connections whose time has come: all at once, or with
+ * open_gap_ms connection i at i * open_gap_ms (placement over time).
+ */
+int xp_client_open_due(struct xp_run *r)
 {
-	u32 i;
+	u64 now = ktime_get_ns();
 	int ret;
 
-	for (i = 0; i < r->p.conns; i++) {
+	if (!r->opened)
+		r->t_open0 = now;
+	while (r->opened < r->p.conns &&
+	       now - r->t_open0 >= (u64)r->opened * r->p.open_gap_ms * NSEC_PER_MSEC) {
+		u32 i = r->opened++;
 		struct xp_conn *c = &r->conns[i];
 		struct sockaddr_in src = {
 			.sin_family = AF_INET,

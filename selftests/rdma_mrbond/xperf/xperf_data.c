@@ -192,13 +192,34 @@ static void xp_slot_mark(struct xp_slot *s, enum xp_op op, bool busy)
 	}
 }
 
+/*
+ * keep_going: a connection that fails (its rail died) stops, and the run
+ * goes on over the others; every WR it posted must still complete once.
+ * Whether the failure was taken so.
+ */
+bool xp_conn_broken(struct xp_conn *c, const char *why)
+{
+	struct xp_run *r = c->run;
+
+	if (!r->p.keep_going || r->at_stop)
+		return false;
+	if (!c->stopped) {
+		c->stopped = true;
+		r->conns_broken++;
+		pr_info("conn %u on %s: %s; the others go on\n", c->idx,
+			c->dev ? dev_name(&c->dev->dev) : "-", why);
+	}
+	return true;
+}
+
 static int xp_post_failed(struct xp_conn *c, struct xp_slot *s, enum xp_op op, int ret)
 {
 	if (s)
 		xp_slot_mark(s, op, false);
 	c->run->post_errors++;
+	if (!xp_conn_broken(c, "a post failed"))
+		xp_fail(c->run, "conn %u: posting op %d failed: %d", c->idx, op, ret);
 	c->stopped = true;
-	xp_fail(c->run, "conn %u: posting op %d failed: %d", c->idx, op, ret);
 	return ret;
 }
 
@@ -323,6 +344,8 @@ static void xp_wc_failed(struct xp_conn *c, struct xp_slot *s, struct ib_wc *wc)
 	struct xp_run *r = c->run;
 
 	if (r->at_stop && wc->status == IB_WC_WR_FLUSH_ERR)
+		return;
+	if (xp_conn_broken(c, ib_wc_status_msg(wc->status)))
 		return;
 	if (!c->stopped)
 		pr_info("conn %u: first failed completion: op %d %s (vendor_err %#x)\n",

@@ -19,7 +19,9 @@
  *
  * The write runs synchronously and returns the byte count when the run ended
  * with status=ok, -EINVAL for a bad key (a pr_err names it), -EBUSY while
- * another run is in progress, -EINTR on a signal, -EIO for a failed run.
+ * another run is in progress, -EINTR when the writer is killed, -EIO for a
+ * failed run. Other signals do not stop a run: a shell that writes the run
+ * itself gets SIGCHLD from its background jobs.
  *
  * Keys (default in brackets):
  *   role=client|server   (required)
@@ -42,7 +44,15 @@
  *   duration_ms=N        write/send run time [3000]
  *   iters=N              lat round trips per connection [1000]
  *   connect_ms=N         client: time to connect every connection [30000]
+ *   open_gap_ms=N        client, write/send: open connection i at i * N ms;
+ *                        each carries data from its READY on, and the run
+ *                        lasts duration_ms after the last is READY (how a
+ *                        bond places connections under load) [0]
  *   timeout_ms=N         server: time for the whole run [120000]
+ *   keep_going=0|1       a connection that fails (its rail died) stops and
+ *                        the others go on; it is left out of the final
+ *                        checks, but every WR it posted must still complete
+ *                        exactly once (conns_broken counts them) [0]
  *
  * Each connection has its own PD (the bond places an unknown ULP's QPs by
  * PD, so the connections spread over members), its own IB_POLL_DIRECT CQ,
@@ -66,8 +76,10 @@
  * rq_flushed_at_stop, duplicates, lost, verify_errors (local payload
  * checks), remote_verify_errors, remote_recv, remote_missing (data the
  * client saw complete but the server did not receive, or received more
- * than once), seq_gaps, seq_dups, post_errors, a conn<i>=dev,bytes line
- * per connection, status=ok|error, error=TEXT. The server reports the same
+ * than once), seq_gaps, seq_dups, post_errors, conns_broken, steady_bytes,
+ * steady_ns and steady_mbps (from the moment every connection was READY: with
+ * open_gap_ms, the window where all carry data), a conn<i>=dev,bytes,
+ * steady_bytes line per connection, status=ok|error, error=TEXT. The server reports the same
  * keys for its side. Exactly once: posted = completed_ok + completed_flush
  * + completed_err + rq_flushed_at_stop + lost, with duplicates and lost 0.
  */
@@ -283,7 +295,7 @@ static int xp_loop(struct xp_run *r, int (*step)(struct xp_run *r), u32 stall_ms
 			xp_fail(r, "timed out during %s", what);
 			return -ETIMEDOUT;
 		}
-		if (signal_pending(current)) {
+		if (fatal_signal_pending(current)) {
 			xp_fail(r, "interrupted during %s", what);
 			r->rc = -EINTR;
 			return -EINTR;
@@ -297,6 +309,8 @@ static int xp_client_step_connect(struct xp_run *r)
 	bool all = true;
 	u32 i;
 
+	if (xp_client_open_due(r))
+		return -EIO;
 	for (i = 0; i < r->p.conns; i++) {
 		struct xp_conn *c = &r->conns[i];
 		enum xp_cm_state st = xp_cm_state(c);
@@ -306,6 +320,10 @@ static int xp_client_step_connect(struct xp_run *r)
 		 * its completion is reaped here: that one comes all the same.
 		 */
 		if (st == XP_CM_FAILED || (st == XP_CM_DISCONNECTED && !c->result_sent)) {
+			if (c->set_up && xp_conn_broken(c, "the connection broke")) {
+				c->finished = true;
+				continue;
+			}
 			xp_fail(r, "conn %u: connecting failed: %d", i, c->cm_status);
 			return -ECONNREFUSED;
 		}
@@ -319,31 +337,72 @@ static int xp_client_step_connect(struct xp_run *r)
 	return all;
 }
 
-static int xp_client_step_data(struct xp_run *r)
+/* Keeps depth data WRs outstanding on every READY connection. */
+static int xp_client_pump(struct xp_run *r)
 {
-	bool lat_done = true;
 	u32 i;
 
-	for (i = 0; i < r->p.conns; i++) {
+	for (i = 0; i < r->p.conns && r->p.mode != XP_LAT; i++) {
 		struct xp_conn *c = &r->conns[i];
 
-		if (r->p.mode == XP_LAT) {
-			lat_done &= c->rtts >= r->p.iters;
-			continue;
-		}
-		while (!c->stopped && !r->stopping && c->sq.inflight < r->p.depth) {
+		while (c->ready && !c->stopped && !r->stopping && c->sq.inflight < r->p.depth) {
 			int ret = r->p.mode == XP_WRITE ? xp_post_write(c) :
 				  xp_post_msg(c, XP_MSG_DATA, c->send_seq, NULL);
 
+			if (ret && !r->error[0])
+				break;	/* keep_going: c broke */
 			if (ret)
 				return ret;
 			c->send_seq++;
 			c->data_posted++;
 		}
 	}
-	if (r->p.mode == XP_LAT)
-		return lat_done;
-	return ktime_get_ns() - r->t_start >= (u64)r->p.duration_ms * NSEC_PER_MSEC;
+	return 0;
+}
+
+static bool xp_elapsed(u64 since, u32 ms)
+{
+	return ktime_get_ns() - since >= (u64)ms * NSEC_PER_MSEC;
+}
+
+static int xp_client_step_data(struct xp_run *r)
+{
+	u32 i;
+
+	if (r->p.mode == XP_LAT) {
+		for (i = 0; i < r->p.conns; i++)
+			if (r->conns[i].rtts < r->p.iters)
+				return 0;
+		return 1;
+	}
+	return xp_client_pump(r) ?: xp_elapsed(r->t_start, r->p.duration_ms);
+}
+
+/*
+ * open_gap_ms: each connection carries data from its READY on, while the
+ * later ones are still being opened (and placed by a bond that sees the
+ * load); the run lasts duration_ms after the last one is READY.
+ */
+static int xp_client_step_staggered(struct xp_run *r)
+{
+	int all = xp_client_step_connect(r), ret;
+	u32 i;
+
+	if (all < 0)
+		return all;
+	for (i = 0; i < r->p.conns && !r->t_start; i++)
+		if (r->conns[i].ready)
+			r->t_start = ktime_get_ns();
+	if (all && !r->t_all_ready) {
+		r->t_all_ready = ktime_get_ns();
+		for (i = 0; i < r->p.conns; i++)
+			r->conns[i].data_ok_steady = r->conns[i].data_ok;
+		xp_state = "running";
+	}
+	ret = xp_client_pump(r);
+	if (ret)
+		return ret;
+	return r->t_all_ready && xp_elapsed(r->t_all_ready, r->p.duration_ms);
 }
 
 static int xp_step_sq_idle(struct xp_run *r)
@@ -356,7 +415,7 @@ static int xp_client_step_results(struct xp_run *r)
 	u32 i;
 
 	for (i = 0; i < r->p.conns; i++)
-		if (!r->conns[i].got_result)
+		if (!r->conns[i].got_result && !r->conns[i].stopped)
 			return 0;
 	return 1;
 }
@@ -372,6 +431,8 @@ static int xp_client_finish(struct xp_run *r)
 		for (i = 0; i < r->p.conns; i++) {
 			struct xp_conn *c = &r->conns[i];
 
+			if (c->stopped)
+				continue;
 			xp_fill_words(c->wbuf, r->p.size, xp_seed(r->p.run_id, i, 0, 1));
 			ib_dma_sync_single_for_device(c->dev, c->wdma, r->p.size, c->wdir);
 			ret = xp_post_write(c);
@@ -386,6 +447,8 @@ static int xp_client_finish(struct xp_run *r)
 		struct xp_conn *c = &r->conns[i];
 		struct xp_msg body = { .count = cpu_to_le64(c->data_ok) };
 
+		if (c->stopped)
+			continue;
 		ret = xp_post_msg(c, XP_MSG_DONE, 0, &body);
 		if (ret)
 			return ret;
@@ -402,6 +465,8 @@ static void xp_client_judge(struct xp_run *r)
 		struct xp_conn *c = &r->conns[i];
 		u64 recv = le64_to_cpu(c->result.recv);
 
+		if (c->stopped)
+			continue;
 		r->remote_verify_errors += le64_to_cpu(c->result.verify_errors);
 		r->remote_seq_errors += le64_to_cpu(c->result.seq_gaps) +
 					le64_to_cpu(c->result.seq_dups);
@@ -413,6 +478,8 @@ static void xp_client_judge(struct xp_run *r)
 				c->data_ok, recv);
 		}
 	}
+	if (r->conns_broken == r->p.conns)
+		xp_fail(r, "every connection broke");
 	if (r->remote_verify_errors || r->remote_seq_errors)
 		xp_fail(r, "the server found %llu bad payloads and %llu sequence errors",
 			r->remote_verify_errors, r->remote_seq_errors);
@@ -420,23 +487,28 @@ static void xp_client_judge(struct xp_run *r)
 
 static int xp_client_run(struct xp_run *r)
 {
-	unsigned long deadline = jiffies + msecs_to_jiffies(r->p.connect_ms);
+	unsigned long deadline = jiffies + msecs_to_jiffies(r->p.connect_ms +
+							   r->p.conns * r->p.open_gap_ms);
 	u32 i;
 	int ret;
 
-	ret = xp_client_connect(r);
-	if (ret)
-		return ret;
 	xp_state = "connecting";
-	ret = xp_loop(r, xp_client_step_connect, 0, deadline, "connect");
-	if (ret || r->p.mode == XP_CONNECT)
-		return ret;
-	xp_state = "running";
-	r->t_start = ktime_get_ns();
-	if (r->p.mode == XP_LAT)
-		for (i = 0; i < r->p.conns; i++)
-			xp_ping(&r->conns[i]);
-	ret = xp_loop(r, xp_client_step_data, XP_STALL_MS, MAX_JIFFY_OFFSET + jiffies, "data");
+	if (r->p.open_gap_ms && r->p.mode != XP_CONNECT && r->p.mode != XP_LAT) {
+		ret = xp_loop(r, xp_client_step_staggered, XP_STALL_MS,
+			      deadline + msecs_to_jiffies(r->p.duration_ms), "staggered data");
+	} else {
+		ret = xp_loop(r, xp_client_step_connect, 0, deadline, "connect");
+		if (ret || r->p.mode == XP_CONNECT)
+			return ret;
+		xp_state = "running";
+		r->t_start = ktime_get_ns();
+		r->t_all_ready = r->t_start;
+		if (r->p.mode == XP_LAT)
+			for (i = 0; i < r->p.conns; i++)
+				xp_ping(&r->conns[i]);
+		ret = xp_loop(r, xp_client_step_data, XP_STALL_MS, MAX_JIFFY_OFFSET + jiffies,
+			      "data");
+	}
 	r->stopping = true;
 	if (ret)
 		return ret;
@@ -481,6 +553,9 @@ static int xp_server_step(struct xp_run *r)
 			    xp_post_msg(c, XP_MSG_READY, 0, NULL))
 				return -EIO;
 		}
+		/* keep_going: its QP failed (flushed by the bond, say). */
+		if (c->stopped && r->p.keep_going)
+			c->finished = true;
 		if (c->finished) {
 			finished++;
 			continue;
@@ -490,6 +565,10 @@ static int xp_server_step(struct xp_run *r)
 		 * its completion is reaped here: that one comes all the same.
 		 */
 		if (st == XP_CM_FAILED || (st == XP_CM_DISCONNECTED && !c->result_sent)) {
+			if (c->set_up && xp_conn_broken(c, "the connection broke")) {
+				c->finished = true;
+				continue;
+			}
 			xp_fail(r, "conn %u: %s before its result (%d)", i,
 				st == XP_CM_FAILED ? "failed" : "disconnected", c->cm_status);
 			return -ECONNRESET;
@@ -529,12 +608,15 @@ static u64 xp_pct(u64 *v, u64 n, u32 pct)
 static size_t xp_report(struct xp_run *r, char *buf, size_t size)
 {
 	u64 ns = r->t_end > r->t_start ? r->t_end - r->t_start : 0, bytes = 0, nconn = 0;
+	u64 steady_ns = r->t_end > r->t_all_ready && r->t_all_ready ? r->t_end - r->t_all_ready : 0;
+	u64 steady = 0;
 	bool ok = !r->error[0] && !r->dups && !r->lost;
 	size_t n = 0;
 	u32 i;
 
 	for (i = 0; i < r->p.conns; i++) {
 		bytes += r->conns[i].data_ok * r->p.size;
+		steady += (r->conns[i].data_ok - r->conns[i].data_ok_steady) * r->p.size;
 		if (r->connect_ns[i])
 			r->connect_ns[nconn++] = r->connect_ns[i];
 	}
@@ -546,6 +628,8 @@ static size_t xp_report(struct xp_run *r, char *buf, size_t size)
 		       r->p.role == XP_SERVER ? "server" : "client", xp_mode_names[r->p.mode],
 		       r->p.conns, r->p.size, r->p.depth, r->p.run_id, bytes, ns,
 		       ns ? div64_u64(bytes * 8 * 1000, ns) : 0);
+	n += scnprintf(buf + n, size - n, "steady_bytes=%llu\nsteady_ns=%llu\nsteady_mbps=%llu\n",
+		       steady, steady_ns, steady_ns ? div64_u64(steady * 8 * 1000, steady_ns) : 0);
 	if (r->p.mode == XP_LAT)
 		n += scnprintf(buf + n, size - n, "rtts=%llu\nlat_p50_ns=%llu\nlat_p99_ns=%llu\n",
 			       r->nlat, xp_pct(r->lat, r->nlat, 50), xp_pct(r->lat, r->nlat, 99));
@@ -559,14 +643,15 @@ static size_t xp_report(struct xp_run *r, char *buf, size_t size)
 	n += scnprintf(buf + n, size - n,
 		       "posted=%llu\ncompleted_ok=%llu\ncompleted_flush=%llu\ncompleted_err=%llu\n"
 		       "rq_flushed_at_stop=%llu\nduplicates=%llu\nlost=%llu\nverify_errors=%llu\n"
-		       "seq_gaps=%llu\nseq_dups=%llu\npost_errors=%llu\n",
+		       "seq_gaps=%llu\nseq_dups=%llu\npost_errors=%llu\nconns_broken=%u\n",
 		       r->posted, r->ok, r->flush, r->err, r->stop_flush, r->dups, r->lost,
-		       r->verify_errors, r->seq_gaps, r->seq_dups, r->post_errors);
+		       r->verify_errors, r->seq_gaps, r->seq_dups, r->post_errors, r->conns_broken);
 	for (i = 0; i < r->p.conns; i++) {
 		struct xp_conn *c = &r->conns[i];
 
-		n += scnprintf(buf + n, size - n, "conn%u=%s,%llu\n", i,
-			       c->dev ? dev_name(&c->dev->dev) : "-", c->data_ok * r->p.size);
+		n += scnprintf(buf + n, size - n, "conn%u=%s,%llu,%llu\n", i,
+			       c->dev ? dev_name(&c->dev->dev) : "-", c->data_ok * r->p.size,
+			       (c->data_ok - c->data_ok_steady) * r->p.size);
 	}
 	n += scnprintf(buf + n, size - n, "status=%s\n", ok ? "ok" : "error");
 	if (!ok)
@@ -680,6 +765,8 @@ static const struct {
 	{ "iters", offsetof(struct xp_params, iters), 1, 10000000 },
 	{ "connect_ms", offsetof(struct xp_params, connect_ms), 100, 600000 },
 	{ "timeout_ms", offsetof(struct xp_params, timeout_ms), 100, 3600000 },
+	{ "open_gap_ms", offsetof(struct xp_params, open_gap_ms), 0, 60000 },
+	{ "keep_going", offsetof(struct xp_params, keep_going), 0, 1 },
 };
 
 static int xp_parse_kv(struct xp_params *p, const char *key, const char *val)
