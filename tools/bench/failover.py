@@ -7,10 +7,11 @@ and the figures the benchmark reports."""
 
 import re
 
-MEMBER = "rxe0"      # rail 0's member: the rail whose cable is pulled
+MEMBER_PREFIX = "rxe"  # the pulled rail's member: rxe<rail>
 FULL_RATE = 0.9      # of one rail's shaped rate: "full rate on the survivor"
 WINDOW_MS = 100      # moving average for that
 ZERO_MBPS = 0.5      # below this a window carried nothing but LACPDUs
+ZERO_SPAN_MS = 50    # the shortest outage counted
 
 
 def _kv(path):
@@ -22,7 +23,7 @@ def _kv(path):
     return out
 
 
-def _fio_series(d):
+def _unused_fio_series(d):
     """(ms since fio's start, Mbit/s) per logged window: fio's bandwidth
     log in KiB/s, one line per 10 ms window with I/O completing in it."""
     logs = sorted(d.glob("fio_bw*.log"))
@@ -87,31 +88,42 @@ def analyse(d, meta):
                          f"rails.csv {'present' if (d / 'rails.csv').exists() else 'missing'}",
                 "events_ms": {}}
     t0 = marks["start"]
+    rail = int(marks.get("rail", 0))
+    member = f"{MEMBER_PREFIX}{rail}"
     pull = round((marks["pull"] - t0) * 1000, 1)
     plug = round((marks["plug"] - t0) * 1000, 1)
-    fio = _fio_series(d)
     rails = _rail_series(d, t0)
-    total = fio or [(t, sum(r[k][1] for r in rails)) for k, (t, _) in enumerate(rails[0])] \
-        if rails else fio
     events = _kernel_events(d, t0)
     one_rail = meta["rate_bits"] / 1e6
+    # The total is the rails' wire rate: fio's 10 ms log is too sparse at
+    # these rates (a 64 KiB write completes every ~26 ms per rail).
+    total = [(t, sum(r[k][1] for r in rails)) for k, (t, _) in enumerate(rails[0])] \
+        if rails else []
 
-    # Zero total throughput after the pull: logged windows of 0, and the
-    # gaps where fio logged nothing (no I/O completed in them).
-    zero, resumed, prev = 0.0, None, None
-    for t, mbps in total:
-        if t > pull and prev is not None and prev[0] >= pull - 10 and t <= plug:
-            gap = t - prev[0] - 10
-            if gap > 0:
-                zero += gap
-            if mbps < ZERO_MBPS:
-                zero += 10
-            elif resumed is None and zero > 0:
-                resumed = t
-        prev = (t, mbps)
+    # Zero throughput: the first span after the pull of at least ZERO_SPAN_MS
+    # in which no sample carried data, to the next sample that did (none:
+    # the survivor carried on; a single empty sample is a scheduling hiccup
+    # of the guest, not an outage).
+    zero_from, resumed = None, None
+    i = 0
+    while i < len(total):
+        t, m = total[i]
+        if pull < t < plug and m < ZERO_MBPS:
+            j = i
+            while j + 1 < len(total) and total[j + 1][1] < ZERO_MBPS:
+                j += 1
+            end = total[j + 1][0] if j + 1 < len(total) else None
+            if (end or plug) - t >= ZERO_SPAN_MS:
+                zero_from, resumed = t, end
+                break
+            i = j
+        i += 1
+    zero = 0.0 if zero_from is None else round((resumed or plug) - zero_from, 1)
+    # Full rate on the survivor: after the outage, if there was one.
     full = None
+    after = resumed if zero_from is not None else pull
     for i, (t, _) in enumerate(total):
-        if t <= pull:
+        if after is None or t <= after:
             continue
         win = [m for u, m in total[i:] if u < t + WINDOW_MS]
         span = [u for u, _ in total[i:] if u < t + WINDOW_MS]
@@ -119,27 +131,28 @@ def analyse(d, meta):
                 sum(win) / len(win) >= FULL_RATE * one_rail:
             full = round(t - pull, 1)
             break
-    notice = _first(events, pull, rf"member {MEMBER}: usable -> unusable")
-    detached = _first(events, pull, rf"member {MEMBER} detached")
-    usable = _first(events, plug, rf"member {MEMBER}: unusable -> usable")
+    notice = _first(events, pull, rf"member {member}: usable -> unusable")
+    moved = _first(events, pull, rf"member {member} (unusable|detached): .* in \d+ us")
+    usable = _first(events, plug, rf"member {member}: unusable -> usable")
     work = None
-    if detached is not None:
-        m = re.search(r"flushed in (\d+) us", next(text for t, text in events
-                                                  if round(t, 1) == detached and "detached" in text))
-        work = int(m.group(1)) / 1000 if m else None
+    for t, text in events:
+        m = re.search(rf"member {member} (unusable|detached): .* in (\d+) us", text)
+        if m and t >= pull:
+            work = int(m.group(2)) / 1000
+            break
     return {
-        "source": ("fio --write_bw_log --log_avg_msec=10 through mrbond0" if fio else
-                   "the rails' sum") + "; rails sampled ~10 ms",
-        "unit": "ms",
-        "events_ms": {"pull": pull, "bond_notices": notice, "qps_flushed": detached,
+        "source": "the rails' wire bytes, sampled every ~10 ms; events from the kernel log",
+        "unit": "ms", "rail": rail, "member": member,
+        "events_ms": {"pull": pull, "bond_notices": notice, "qps_flushed": moved,
+                      "ulp_error_recovery": _first(events, pull, r"nvme.*starting error recovery"),
+                      "ulp_reconnected": _first(events, pull, r"nvme.*Successfully reconnected"),
                       "traffic_resumed": resumed, "cable_back": plug, "member_usable": usable},
         "detection_ms": None if notice is None else round(notice - pull, 1),
         "bond_work_ms": work,
-        "zero_throughput_ms": round(zero, 1),
+        "zero_throughput_ms": zero,
         "full_rate_ms": full,
         "usable_again_ms": None if usable is None else round(usable - plug, 1),
-        "nvme_log": [(round(t, 1), text) for t, text in events
-                     if t >= pull - 100 and "nvme" in text][:20],
-        "series": {"total_mbps": total, "total_source": "fio" if fio else "rails",
-                   "rails_mbps": rails},
+        "kernel_log": [(round(t, 1), text) for t, text in events
+                       if t >= pull - 100 and ("nvme" in text or "rdma_mrbond" in text)][:30],
+        "series": {"total_mbps": total, "total_source": "rails", "rails_mbps": rails},
     }

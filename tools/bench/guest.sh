@@ -148,14 +148,33 @@ connect_scale() {  # connect_scale PHASE
 	return $rc
 }
 
+# The rail whose NIC sends the most over a second.
+busiest_rail() {
+	local i nic before=() best=0 most=-1 d v
+	for ((i = 0; i < MRBOND_LINKS; i++)); do
+		nic=$(slave_of_link "$i")
+		read -r before[i] <"/sys/class/net/$nic/statistics/tx_bytes"
+	done
+	sleep 1
+	for ((i = 0; i < MRBOND_LINKS; i++)); do
+		nic=$(slave_of_link "$i")
+		read -r v <"/sys/class/net/$nic/statistics/tx_bytes"
+		d=$((v - before[i]))
+		((d > most)) && { most=$d; best=$i; }
+	done
+	echo "$best"
+}
+
 # Failover timeline with NVMe-oF: fio writes to hostb's ramdisk through
-# mrbond0 (the controller's queues spread over both rails), rail 0's cable
-# is pulled FO_PULL_S into the run and put back at FO_PLUG_S. fio logs its
-# bandwidth every 10 ms, the sampler the rails' bytes, the kernel log the
-# bond's events; report.py lines them up on the wall clock (the log's
-# timestamps through a marker written at a known wall time).
+# mrbond0, and the cable of the rail that carries the writes is pulled
+# FO_PULL_S into the run and put back at FO_PLUG_S. (With one vCPU
+# nvme-rdma makes one I/O queue: the other rail may carry only the admin
+# queue, whose loss costs a reconnect but shows nothing of the data.) The
+# sampler records the rails' bytes, fio its own log, the kernel log the
+# bond's and nvme's events; failover.py lines them up on the wall clock
+# (the log's timestamps through a marker written at a known wall time).
 failover_nvme() {
-	local out=$RAW/failover-nvme/bond rc=0 fio_pid sampler_pid blk
+	local out=$RAW/failover-nvme/bond rc=0 fio_pid sampler_pid blk rail
 	mkdir -p "$out"
 	TARGET_IP=$(service_ip 1)
 	if [[ $MRBOND_ROLE == hostb ]]; then
@@ -178,16 +197,21 @@ failover_nvme() {
 			--log_avg_msec=10 --write_bw_log="$out/fio" --write_lat_log="$out/fio" \
 			--output-format=json --output="$out/fio.json" >/dev/null 2>&1 &
 		fio_pid=$!
+		sleep 1
+		busiest_rail >"$MRBOND_RUN/fo-rail"
+		echo "rail=$(cat "$MRBOND_RUN/fo-rail")" >>"$out/marks"
 	fi
-	sleep "$FO_PULL_S"
+	barrier fo-rail || rc=1
+	rail=$(cat "$MRBOND_RUN/fo-rail" 2>/dev/null || echo 0)
+	sleep $((FO_PULL_S - 2))
 	[[ $MRBOND_ROLE == hosta ]] && echo "pull=$EPOCHREALTIME" >>"$out/marks"
-	cable 0 down || rc=1
+	cable "$rail" down || rc=1
 	sleep $((FO_PLUG_S - FO_PULL_S))
 	[[ $MRBOND_ROLE == hosta ]] && echo "plug=$EPOCHREALTIME" >>"$out/marks"
-	cable 0 up || rc=1
+	cable "$rail" up || rc=1
 	if [[ $MRBOND_ROLE == hosta && -n ${fio_pid:-} ]]; then
 		wait_pid $((FO_RUN_S + 60)) "$fio_pid" || { echo "fio failed or hung"; rc=1; }
-		echo "fio_end=$EPOCHREALTIME" >>"$out/marks"
+		echo "end=$EPOCHREALTIME" >>"$out/marks"
 		kill "$sampler_pid" 2>/dev/null
 		disconnect_ctrl "$TB_TMP/disconnect" || rc=1
 	fi

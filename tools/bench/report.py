@@ -85,8 +85,9 @@ class Run:
         return self.client.get("status") == "ok" and self.server.get("status") == "ok"
 
     def mbps(self):
-        """Payload goodput from the client's bytes and time, in Mbit/s."""
-        b, ns = num(self.client, "bytes"), num(self.client, "elapsed_ns")
+        """Payload goodput over the measured window (while the client
+        posted), in Mbit/s."""
+        b, ns = num(self.client, "window_bytes"), num(self.client, "window_ns")
         return b * 8 / ns * 1000 if b and ns else None
 
     def wire_mbps(self, rail):

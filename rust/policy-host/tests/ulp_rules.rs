@@ -42,7 +42,14 @@ fn only_target_ulps_are_passive() {
     for ulp in ["nvmet_rdma", "ib_srpt", "ib_isert", "mrbond_xperf_srv"] {
         assert!(is_passive(ulp.as_bytes()), "{ulp}");
     }
-    for ulp in ["nvme_rdma", "ib_srp", "rpcrdma", "mrbond_kperf", "mrbond_xperf", ""] {
+    for ulp in [
+        "nvme_rdma",
+        "ib_srp",
+        "rpcrdma",
+        "mrbond_kperf",
+        "mrbond_xperf",
+        "",
+    ] {
         assert!(!is_passive(ulp.as_bytes()), "{ulp}");
     }
 }

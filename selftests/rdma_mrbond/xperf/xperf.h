@@ -155,6 +155,7 @@ struct xp_conn {
 	u64 recv_seq;
 	u64 data_ok;		/* DATA SENDs or WRITEs completed */
 	u64 data_ok_steady;	/* ... when the last connection was READY */
+	u64 data_ok_stop;	/* ... when posting stopped */
 	u64 data_posted;
 	u64 recv_data;
 	u64 rtts;
@@ -181,6 +182,7 @@ struct xp_run {
 	u64 t_open0;
 	u64 t_all_ready;	/* open_gap_ms: the last connection READY */
 	u64 t_start;
+	u64 t_stop;		/* posting stopped: the measured window's end */
 	u64 t_end;
 	bool stopping;
 	bool at_stop;

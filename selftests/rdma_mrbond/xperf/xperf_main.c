@@ -69,19 +69,23 @@
  * (write), and answers RESULT with what it received and found. RC delivers
  * in order, so DONE arrives after the last data.
  *
- * Result keys (client): role, mode, conns, size, depth, bytes, elapsed_ns,
- * mbps, lat_p50_ns, lat_p99_ns (lat), connect_p50_ns, connect_p99_ns,
- * connect_max_ns (from creating the connection's PD, CQ and QP to
- * ESTABLISHED, when the QP is ready to send), posted, completed_ok, completed_flush, completed_err,
- * rq_flushed_at_stop, duplicates, lost, verify_errors (local payload
- * checks), remote_verify_errors, remote_recv, remote_missing (data the
- * client saw complete but the server did not receive, or received more
- * than once), seq_gaps, seq_dups, post_errors, conns_broken, steady_bytes,
- * steady_ns and steady_mbps (from the moment every connection was READY: with
- * open_gap_ms, the window where all carry data), a conn<i>=dev,bytes,
- * steady_bytes line per connection, status=ok|error, error=TEXT. The server reports the same
- * keys for its side. Exactly once: posted = completed_ok + completed_flush
- * + completed_err + rq_flushed_at_stop + lost, with duplicates and lost 0.
+ * Result keys (client): role, mode, conns, size, depth, bytes and elapsed_ns
+ * (every data WR completed, from the start to the last completion),
+ * window_bytes, window_ns and mbps (what completed while posting, from the
+ * start to the end of duration_ms: the rate), lat_p50_ns, lat_p99_ns (lat),
+ * connect_p50_ns, connect_p99_ns, connect_max_ns (from creating the
+ * connection's PD, CQ and QP to ESTABLISHED, when the QP is ready to send),
+ * posted, completed_ok, completed_flush, completed_err, rq_flushed_at_stop,
+ * duplicates, lost, verify_errors (local payload checks),
+ * remote_verify_errors, remote_recv, remote_missing (data the client saw
+ * complete but the server did not receive, or received more than once),
+ * seq_gaps, seq_dups, post_errors, conns_broken, steady_bytes, steady_ns and
+ * steady_mbps (from the moment every connection was READY to the end of
+ * posting: with open_gap_ms, the window where all carry data), a
+ * conn<i>=dev,bytes, steady_bytes line per connection, status=ok|error,
+ * error=TEXT. The server reports the same keys for its side. Exactly once:
+ * posted = completed_ok + completed_flush + completed_err +
+ * rq_flushed_at_stop + lost, with duplicates and lost 0.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -509,7 +513,15 @@ static int xp_client_run(struct xp_run *r)
 		ret = xp_loop(r, xp_client_step_data, XP_STALL_MS, MAX_JIFFY_OFFSET + jiffies,
 			      "data");
 	}
+	/*
+	 * The window a rate is measured over ends here: what completes later
+	 * was in flight, and a slow rail's queue would stretch the window
+	 * while the others idle.
+	 */
 	r->stopping = true;
+	r->t_stop = ktime_get_ns();
+	for (i = 0; i < r->p.conns; i++)
+		r->conns[i].data_ok_stop = r->conns[i].data_ok;
 	if (ret)
 		return ret;
 	ret = xp_loop(r, xp_step_sq_idle, XP_STALL_MS, MAX_JIFFY_OFFSET + jiffies, "the last data");
@@ -608,7 +620,9 @@ static u64 xp_pct(u64 *v, u64 n, u32 pct)
 static size_t xp_report(struct xp_run *r, char *buf, size_t size)
 {
 	u64 ns = r->t_end > r->t_start ? r->t_end - r->t_start : 0, bytes = 0, nconn = 0;
-	u64 steady_ns = r->t_end > r->t_all_ready && r->t_all_ready ? r->t_end - r->t_all_ready : 0;
+	u64 win_ns = r->t_stop > r->t_start ? r->t_stop - r->t_start : 0, win = 0;
+	u64 steady_ns = r->t_stop > r->t_all_ready && r->t_all_ready ?
+			r->t_stop - r->t_all_ready : 0;
 	u64 steady = 0;
 	bool ok = !r->error[0] && !r->dups && !r->lost;
 	size_t n = 0;
@@ -616,7 +630,8 @@ static size_t xp_report(struct xp_run *r, char *buf, size_t size)
 
 	for (i = 0; i < r->p.conns; i++) {
 		bytes += r->conns[i].data_ok * r->p.size;
-		steady += (r->conns[i].data_ok - r->conns[i].data_ok_steady) * r->p.size;
+		win += r->conns[i].data_ok_stop * r->p.size;
+		steady += (r->conns[i].data_ok_stop - r->conns[i].data_ok_steady) * r->p.size;
 		if (r->connect_ns[i])
 			r->connect_ns[nconn++] = r->connect_ns[i];
 	}
@@ -624,10 +639,10 @@ static size_t xp_report(struct xp_run *r, char *buf, size_t size)
 	sort(r->lat, r->nlat, sizeof(u64), xp_cmp_u64, NULL);
 	n += scnprintf(buf + n, size - n,
 		       "role=%s\nmode=%s\nconns=%u\nsize=%u\ndepth=%u\nrun_id=%u\nbytes=%llu\n"
-		       "elapsed_ns=%llu\nmbps=%llu\n",
+		       "elapsed_ns=%llu\nwindow_bytes=%llu\nwindow_ns=%llu\nmbps=%llu\n",
 		       r->p.role == XP_SERVER ? "server" : "client", xp_mode_names[r->p.mode],
-		       r->p.conns, r->p.size, r->p.depth, r->p.run_id, bytes, ns,
-		       ns ? div64_u64(bytes * 8 * 1000, ns) : 0);
+		       r->p.conns, r->p.size, r->p.depth, r->p.run_id, bytes, ns, win, win_ns,
+		       win_ns ? div64_u64(win * 8 * 1000, win_ns) : 0);
 	n += scnprintf(buf + n, size - n, "steady_bytes=%llu\nsteady_ns=%llu\nsteady_mbps=%llu\n",
 		       steady, steady_ns, steady_ns ? div64_u64(steady * 8 * 1000, steady_ns) : 0);
 	if (r->p.mode == XP_LAT)
@@ -651,7 +666,7 @@ static size_t xp_report(struct xp_run *r, char *buf, size_t size)
 
 		n += scnprintf(buf + n, size - n, "conn%u=%s,%llu,%llu\n", i,
 			       c->dev ? dev_name(&c->dev->dev) : "-", c->data_ok * r->p.size,
-			       (c->data_ok - c->data_ok_steady) * r->p.size);
+			       (c->data_ok_stop - c->data_ok_steady) * r->p.size);
 	}
 	n += scnprintf(buf + n, size - n, "status=%s\n", ok ? "ok" : "error");
 	if (!ok)
