@@ -12,6 +12,10 @@ FULL_RATE = 0.9      # of one rail's shaped rate: "full rate on the survivor"
 WINDOW_MS = 100      # moving average for that
 ZERO_MBPS = 0.5      # below this a window carried nothing but LACPDUs
 ZERO_SPAN_MS = 50    # the shortest outage counted
+RESUMED = 0.25       # of one rail's rate: data flows again
+# The ULP's own account: nvme-rdma's error recovery, or mrbond_xperf's.
+ULP_BROKE = r"nvme.*starting error recovery|mrbond_xperf: conn \d+ on .*reconnecting"
+ULP_BACK = r"nvme.*Successfully reconnected|mrbond_xperf: conn \d+: reconnected"
 
 
 def _kv(path):
@@ -73,6 +77,18 @@ def _kernel_events(d, t0):
     return [((wall0 + ts - ts0 - t0) * 1000, text) for ts, text in stamped if ts >= ts0]
 
 
+def _first_average(series, start, level):
+    """The first time from index start on where the WINDOW_MS average of the
+    series reaches level."""
+    for i in range(start, len(series)):
+        t = series[i][0]
+        win = [m for u, m in series[i:] if u < t + WINDOW_MS]
+        span = [u for u, _ in series[i:] if u < t + WINDOW_MS]
+        if span and span[-1] - t >= WINDOW_MS - 20 and sum(win) / len(win) >= level:
+            return round(t, 1)
+    return None
+
+
 def _first(events, after, pattern):
     for t, text in events:
         if t >= after and re.search(pattern, text):
@@ -101,9 +117,10 @@ def analyse(d, meta):
         if rails else []
 
     # Zero throughput: the first span after the pull of at least ZERO_SPAN_MS
-    # in which no sample carried data, to the next sample that did (none:
-    # the survivor carried on; a single empty sample is a scheduling hiccup
-    # of the guest, not an outage).
+    # in which no sample carried data (a single empty sample is a scheduling
+    # hiccup of the guest, not an outage), to the moment data flows again: a
+    # WINDOW_MS average of RESUMED of one rail's rate (the connections'
+    # setup traffic alone stays below). None: the survivor carried on.
     zero_from, resumed = None, None
     i = 0
     while i < len(total):
@@ -112,28 +129,33 @@ def analyse(d, meta):
             j = i
             while j + 1 < len(total) and total[j + 1][1] < ZERO_MBPS:
                 j += 1
-            end = total[j + 1][0] if j + 1 < len(total) else None
-            if (end or plug) - t >= ZERO_SPAN_MS:
-                zero_from, resumed = t, end
+            end = total[j + 1][0] if j + 1 < len(total) else plug
+            if end - t >= ZERO_SPAN_MS:
+                zero_from = t
+                resumed = _first_average(total, j, RESUMED * one_rail)
                 break
             i = j
         i += 1
     zero = 0.0 if zero_from is None else round((resumed or plug) - zero_from, 1)
-    # Full rate on the survivor: after the outage, if there was one.
-    full = None
-    after = resumed if zero_from is not None else pull
-    for i, (t, _) in enumerate(total):
-        if after is None or t <= after:
-            continue
-        win = [m for u, m in total[i:] if u < t + WINDOW_MS]
-        span = [u for u, _ in total[i:] if u < t + WINDOW_MS]
-        if span and span[-1] - t >= WINDOW_MS - 20 and \
-                sum(win) / len(win) >= FULL_RATE * one_rail:
-            full = round(t - pull, 1)
-            break
     notice = _first(events, pull, rf"member {member}: usable -> unusable")
+    # Full rate on the survivor: after the outage, if there was one, else
+    # after the bond's notice.
+    after = resumed if zero_from is not None else (notice or pull)
+    start = next((i for i, (t, _) in enumerate(total) if after is not None and t > after), None)
+    full_at = None if start is None else _first_average(total, start, FULL_RATE * one_rail)
+    # From the bond's notice: the request's trip through the runner is the
+    # testbed's, not the bond's.
+    full = None if full_at is None else round(full_at - (notice or pull), 1)
     moved = _first(events, pull, rf"member {member} (unusable|detached): .* in \d+ us")
     usable = _first(events, plug, rf"member {member}: unusable -> usable")
+    # The bond's own account of its detection: how long after the netdev
+    # event (the carrier loss the guest saw) it turned the member unusable.
+    detect = None
+    for t, text in events:
+        m = re.search(rf"member {member}: usable -> unusable .*?(\d+) us after the netdev", text)
+        if m and t >= pull:
+            detect = int(m.group(1)) / 1000
+            break
     work = None
     for t, text in events:
         m = re.search(rf"member {member} (unusable|detached): .* in (\d+) us", text)
@@ -144,15 +166,17 @@ def analyse(d, meta):
         "source": "the rails' wire bytes, sampled every ~10 ms; events from the kernel log",
         "unit": "ms", "rail": rail, "member": member,
         "events_ms": {"pull": pull, "bond_notices": notice, "qps_flushed": moved,
-                      "ulp_error_recovery": _first(events, pull, r"nvme.*starting error recovery"),
-                      "ulp_reconnected": _first(events, pull, r"nvme.*Successfully reconnected"),
+                      "ulp_error_recovery": _first(events, pull, ULP_BROKE),
+                      "ulp_reconnected": _first(events, pull, ULP_BACK),
                       "traffic_resumed": resumed, "cable_back": plug, "member_usable": usable},
-        "detection_ms": None if notice is None else round(notice - pull, 1),
+        "request_to_notice_ms": None if notice is None else round(notice - pull, 1),
+        "detection_ms": detect,
         "bond_work_ms": work,
         "zero_throughput_ms": zero,
         "full_rate_ms": full,
         "usable_again_ms": None if usable is None else round(usable - plug, 1),
         "kernel_log": [(round(t, 1), text) for t, text in events
-                       if t >= pull - 100 and ("nvme" in text or "rdma_mrbond" in text)][:30],
+                       if t >= pull - 100 and re.search("nvme|rdma_mrbond|mrbond_xperf", text)]
+                      [:40],
         "series": {"total_mbps": total, "total_source": "rails", "rails_mbps": rails},
     }

@@ -135,6 +135,36 @@ foreign_stop() {
 	wait "$FOREIGN_PID" || { echo "foreign traffic failed on $MRBOND_ROLE"; cat "$TB_TMP/foreign" 2>/dev/null; return 1; }
 }
 
+# The check of the checks: a run whose client corrupts one byte on purpose
+# (xperf corrupt=1: a SEND, or the final WRITE) must fail, the server
+# having found it. Raw rail 0, once.
+selfcheck() {
+	local mode
+	for mode in send write; do
+		run_case "selfcheck-$mode" corrupt "local=$(rail_ip 0 1)" -- \
+			"local=$(rail_ip 0 0) peer=$(rail_ip 0 1) dev=$(member_name 0) mode=$mode" \
+			"size=4096 duration_ms=500 corrupt=1" >/dev/null 2>&1
+	done
+	return 0
+}
+
+test_smoke_detects_corruption() {
+	local f rc=0 n=0
+	for f in "$RAW"/selfcheck-*/corrupt/*."$MRBOND_ROLE".kv; do
+		[[ -e $f ]] || continue
+		n=$((n + 1))
+		if [[ $MRBOND_ROLE == hosta ]]; then
+			grep -qx status=error "$f" && grep -q '^error=the server found [1-9]' "$f" ||
+				{ echo "$f: $(grep -E '^(status|error)=' "$f" | tr '\n' ' ')"; rc=1; }
+		else
+			(($(kv "$f" verify_errors) >= 1)) || { echo "$f: the server found nothing"; rc=1; }
+		fi
+		echo "${f#"$RAW"/}: $(grep -E '^(status|error|verify_errors)=' "$f" | tr '\n' ' ')"
+	done
+	((n == 2)) || { echo "$n corrupted runs, expected 2"; rc=1; }
+	return $rc
+}
+
 # Control path: connections opened at once and timed from their QP's
 # creation to ESTABLISHED, over the bond or a raw member.
 connect_scale() {  # connect_scale PHASE
@@ -220,6 +250,49 @@ failover_nvme() {
 	return $rc
 }
 
+# Failover timeline with mrbond_xperf: WRITEs over 2 connections per rail,
+# each reconnecting when its rail's member fails (as a ULP reconnects on a
+# flush); rail 0's cable pulled and put back as above. Every WR must still
+# complete exactly once.
+failover_xperf() {
+	local out=$RAW/failover-xperf/bond rc=0 pid sampler_pid n=$((2 * MRBOND_LINKS))
+	mkdir -p "$out"
+	if [[ $MRBOND_ROLE == hostb ]]; then
+		(echo "role=server cm_port=$XP_PORT local=$(service_ip 1) conns=$n reconnect=1" \
+			"timeout_ms=$(((FO_RUN_S + 60) * 1000))" >"$XP/run"; cp "$XP/result" "$out/server.kv") \
+			2>/dev/null &
+		pid=$!
+		wait_until 20 grep -qx listening "$XP/state" || rc=1
+		barrier fx-listening || rc=1
+	else
+		barrier fx-listening || rc=1
+		echo "bench: clock $EPOCHREALTIME" >/dev/kmsg
+		rail_sampler "$out/rails.csv" &
+		sampler_pid=$!
+		echo "start=$EPOCHREALTIME" >"$out/marks"
+		echo "rail=0" >>"$out/marks"
+		(echo "role=client cm_port=$XP_PORT local=$(service_ip 0) peer=$(service_ip 1)" \
+			"dev=mrbond0 conns=$n mode=write size=65536 duration_ms=$((FO_RUN_S * 1000))" \
+			"reconnect=1" >"$XP/run"; cp "$XP/result" "$out/client.kv") 2>/dev/null &
+		pid=$!
+	fi
+	sleep "$FO_PULL_S"
+	[[ $MRBOND_ROLE == hosta ]] && echo "pull=$EPOCHREALTIME" >>"$out/marks"
+	cable 0 down || rc=1
+	sleep $((FO_PLUG_S - FO_PULL_S))
+	[[ $MRBOND_ROLE == hosta ]] && echo "plug=$EPOCHREALTIME" >>"$out/marks"
+	cable 0 up || rc=1
+	wait "$pid" || { echo "xperf failed on $MRBOND_ROLE"; rc=1; }
+	if [[ $MRBOND_ROLE == hosta ]]; then
+		echo "end=$EPOCHREALTIME" >>"$out/marks"
+		kill "$sampler_pid" 2>/dev/null
+		grep -E '^(status|error|reconnects|conns_broken|duplicates|lost)=' "$out/client.kv"
+	fi
+	dmesg >"$out/dmesg.$MRBOND_ROLE"
+	barrier fx-done || rc=1
+	return $rc
+}
+
 # How many runs phase_runs makes in both phases (run.sh's progress line).
 plan_runs() {
 	local aggs counts variants policies per_rep=0 n
@@ -227,8 +300,9 @@ plan_runs() {
 	variants=$(wc -w <<<"$PLACE_VARIANTS") policies=$(wc -w <<<"$POLICIES")
 	has_case aggregate && per_rep=$((per_rep + aggs * (MRBOND_LINKS + 2)))
 	has_case latency && per_rep=$((per_rep + 2))
+	n=2	# selfcheck
 	has_case connect && per_rep=$((per_rep + 2 * counts))
-	n=$((REPS * per_rep))
+	n=$((n + REPS * per_rep))
 	has_case placement && n=$((n + variants * policies))
 	echo "$n"
 }
@@ -245,6 +319,7 @@ phase_runs() {
 		has_case latency && { latency "$phase" || rc=1; }
 		has_case connect && { connect_scale "$phase" || rc=1; }
 	done
+	[[ $phase == raw ]] && selfcheck
 	if [[ $phase == bond ]] && has_case placement; then
 		for spec in $PLACE_VARIANTS; do placement "$spec" || rc=1; done
 	fi
@@ -322,14 +397,27 @@ test_smoke_placement() {
 	return $rc
 }
 
+# Both timelines recorded: samples, marks, kernel logs; fio without error;
+# xperf's every WR completed once, its broken connections opened again.
 test_smoke_failover() {
-	local d=$RAW/failover-nvme/bond
-	[[ $MRBOND_ROLE == hosta ]] || { [[ -s $d/dmesg.hostb ]] || { echo "no kernel log"; return 1; }; return 0; }
-	[[ -s $d/rails.csv ]] || { echo "no rail samples"; return 1; }
-	ls "$d"/fio_bw*.log >/dev/null 2>&1 || { echo "no fio bandwidth log"; return 1; }
-	grep -q '^pull=' "$d/marks" && grep -q '^plug=' "$d/marks" || { echo "events not marked"; return 1; }
-	jq -e '.jobs[0].error == 0' "$d/fio.json" >/dev/null || { echo "fio reported an error"; return 1; }
-	echo "samples: $(wc -l <"$d/rails.csv") rail, $(cat "$d"/fio_bw*.log | wc -l) fio"
+	local d rc=0 x=$RAW/failover-xperf/bond
+	for d in "$RAW"/failover-nvme/bond "$x"; do
+		[[ -s $d/dmesg.$MRBOND_ROLE ]] || { echo "$d: no kernel log"; rc=1; }
+		[[ $MRBOND_ROLE == hosta ]] || continue
+		[[ -s $d/rails.csv ]] || { echo "$d: no rail samples"; rc=1; continue; }
+		grep -q '^pull=' "$d/marks" && grep -q '^plug=' "$d/marks" ||
+			{ echo "$d: events not marked"; rc=1; }
+		echo "${d#"$RAW"/}: $(wc -l <"$d/rails.csv") rail samples"
+	done
+	if [[ $MRBOND_ROLE == hosta ]]; then
+		jq -e '.jobs[0].error == 0' "$RAW/failover-nvme/bond/fio.json" >/dev/null ||
+			{ echo "fio reported an error"; rc=1; }
+		grep -qx status=ok "$x/client.kv" || { echo "xperf: $(grep -E '^(status|error)=' "$x/client.kv" | tr '\n' ' ')"; rc=1; }
+		(($(kv "$x/client.kv" reconnects) > 0)) || { echo "xperf: no connection was opened again"; rc=1; }
+	else
+		grep -qx status=ok "$x/server.kv" || { echo "xperf server: $(grep -E '^(status|error)=' "$x/server.kv" | tr '\n' ' ')"; rc=1; }
+	fi
+	return $rc
 }
 
 test_smoke_connect() {
@@ -350,7 +438,7 @@ setup() {
 	mkdir -p "$RAW" && meta
 }
 
-ktap_header 5
+ktap_header 6
 if ! out=$(setup 2>&1); then
 	echo "$out" | sed 's/^/# /'
 	echo "Bail out! bench setup failed"
@@ -369,6 +457,9 @@ if out=$(modprobe rdma_mrbond cm_ports=4420,$XP_PORT && setup_bond 2>&1); then
 		echo "bench: failover timeline (NVMe-oF)" | sed 's/^/# /'
 		failover_nvme 2>&1 | sed -u 's/^/# /'
 		((PIPESTATUS[0])) && bench_rc=1
+		echo "bench: failover timeline (mrbond_xperf, reconnecting)" | sed 's/^/# /'
+		failover_xperf 2>&1 | sed -u 's/^/# /'
+		((PIPESTATUS[0])) && bench_rc=1
 	fi
 else
 	echo "$out" | sed 's/^/# /'
@@ -384,4 +475,5 @@ run_case_test bench_smoke_latency latency test_smoke_latency
 run_case_test bench_smoke_placement placement test_smoke_placement
 run_case_test bench_smoke_failover failover test_smoke_failover
 run_case_test bench_smoke_connect connect test_smoke_connect
+run_test bench_smoke_detects_corruption test_smoke_detects_corruption
 ktap_totals

@@ -88,23 +88,36 @@ def plot_latency(res, out):
     return save(fig, out, "latency")
 
 
+SMOOTH_MS = 50
+
+
+def smooth(series):
+    """A SMOOTH_MS moving average of (ms, value) samples taken ~12 ms apart."""
+    out = []
+    for i, (t, _) in enumerate(series):
+        win = [m for u, m in series[max(0, i - 8):i + 1] if u > t - SMOOTH_MS]
+        out.append((t, sum(win) / len(win)))
+    return out
+
+
 def plot_timeline(fo, out, name, title):
     """Per-rail and total throughput against time, the events marked."""
     fig, ax = plt.subplots(figsize=(9, 4))
     series = fo["series"]
+    total = smooth(series["total_mbps"])
+    ax.plot([t / 1000 for t, _ in total], [m for _, m in total], lw=3, color="#bbbbbb",
+            label="total")
     for i, rail in enumerate(series["rails_mbps"]):
-        ax.plot([t / 1000 for t, _ in rail], [m for _, m in rail], lw=0.8,
-                label=f"rail {i} (wire)")
-    total = series["total_mbps"]
-    ax.plot([t / 1000 for t, _ in total], [m for _, m in total], lw=1.2, color="black",
-            label=f"total ({series['total_source']})")
+        rail = smooth(rail)
+        ax.plot([t / 1000 for t, _ in rail], [m for _, m in rail], lw=1,
+                label=f"rail {i}")
     styles = {"pull": "red", "bond_notices": "orange", "qps_flushed": "purple",
               "traffic_resumed": "green", "cable_back": "blue", "member_usable": "teal"}
     for key, t in fo["events_ms"].items():
         if t is not None:
             ax.axvline(t / 1000, color=styles.get(key, "grey"), ls="--", lw=0.8,
                        label=key.replace("_", " "))
-    ax.set_xlabel("s since the traffic started")
+    ax.set_xlabel(f"s since the traffic started (wire rates, {SMOOTH_MS} ms average)")
     ax.set_ylabel("Mbit/s")
     ax.set_title(title)
     ax.legend(fontsize=7, ncol=3, loc="upper right")
@@ -129,9 +142,12 @@ def main():
     else:
         res = json.loads((args.results / "results.json").read_text())
         paths = plot_aggregate(res, args.results) + plot_latency(res, args.results)
-        for i, fo in enumerate(f for f in res.get("failover", []) if "series" in f):
-            paths += plot_timeline(fo, args.results, f"failover{i or ''}",
-                                   "NVMe-oF through mrbond0: rail 0's cable pulled and back")
+        titles = {"nvme": "NVMe-oF (fio) through mrbond0", "xperf": "mrbond_xperf, reconnecting"}
+        for fo in res.get("failover", []):
+            if "series" in fo:
+                paths += plot_timeline(fo, args.results, f"failover-{fo['traffic']}",
+                                       f"{titles[fo['traffic']]}: rail {fo['rail']}'s cable "
+                                       "pulled and back")
     for path in paths:
         print(f"plot: {path}")
 

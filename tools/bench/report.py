@@ -57,17 +57,27 @@ class Run:
                                     if k in b and a[k].lstrip("-").isdigit()
                                     and not k.endswith(".backlog")}
 
-    def steady_rail_mbps(self, rail):
-        """A rail's wire rate (its qdisc's bytes, hosta's side) from the moment
-        every connection was open to the end of the run."""
-        steady = self.base.with_name(self.base.name + ".hosta.steady")
-        after = self.base.with_name(self.base.name + ".hosta.after")
-        if not steady.exists() or not after.exists():
-            return None
-        a, b = read_kv(steady), read_kv(after)
-        us = int(b["t_us"]) - int(a["t_us"])
-        key = f"rail{rail}.qdisc_bytes"
-        return (int(b[key]) - int(a[key])) * 8 / us if us > 0 else None
+    def rail_steady_mbps(self, rails):
+        """Each rail's goodput while all connections were open: the client's
+        per-connection bytes, on the rail the server's side of the
+        connection says (a bond's passive QP lives on the rail the request
+        came in on: its port)."""
+        ns = num(self.client, "steady_ns")
+        port = {}
+        for key, val in self.server.items():
+            f = val.split(",")
+            if key.startswith("conn") and len(f) >= 5:
+                port[int(f[4])] = int(f[3])
+        out = [0.0] * rails
+        for key, val in self.client.items():
+            f = val.split(",")
+            if not (key.startswith("conn") and key[4:].isdigit() and len(f) >= 3 and ns):
+                continue
+            p = port.get(int(key[4:]), 0)
+            if not 1 <= p <= rails:
+                return None
+            out[p - 1] += int(f[2]) * 8 / ns * 1000
+        return out
 
     def conn_steady_mbps(self):
         """Each connection's goodput while all were open."""
@@ -192,7 +202,7 @@ def placement(runs, meta):
         caps = [rate] * r.links
         if variant == "quarter":
             caps[-1] = rate / 4
-        wire = [r.steady_rail_mbps(i) for i in range(r.links)]
+        wire = r.rail_steady_mbps(r.links) or [None] * r.links
         util = [(w or 0) / caps[i] for i, w in enumerate(wire)]
         conns = r.conn_steady_mbps()
         qps_file = r.base.with_name(r.base.name + ".hosta.qps")
@@ -204,7 +214,7 @@ def placement(runs, meta):
                     "total": None if total is None else round(total, 3),
                     "capacity": round(sum(caps), 3),
                     "qps_per_member": qps,
-                    "rail_wire": [None if w is None else round(w, 3) for w in wire],
+                    "rail_goodput": [None if w is None else round(w, 3) for w in wire],
                     "rail_utilisation": [round(u, 4) for u in util],
                     "conn_min": round(min(conns), 3) if conns else None,
                     "conn_max": round(max(conns), 3) if conns else None,
@@ -260,8 +270,15 @@ def checks(runs, meta, agg):
     drops = sum(v for r in runs for side in r.rails.values() for k, v in side.items()
                 if k.endswith(".drops"))
     out.append({"name": "qdisc_drops", "value": drops, "threshold": 0, "ok": drops == 0})
-    failed = [f"{r.case}/{r.variant}/{r.seq}" for r in runs if not r.ok]
-    out.append({"name": "runs_ok", "value": len(runs) - len(failed), "threshold": len(runs),
+    # selfcheck-*: runs corrupted on purpose, which must fail (guest.sh).
+    failed = [f"{r.case}/{r.variant}/{r.seq}" for r in runs
+              if not r.ok and not r.case.startswith("selfcheck-")]
+    caught = [r for r in runs if r.case.startswith("selfcheck-") and not r.ok]
+    out.append({"name": "corruption_detected", "value": len(caught),
+                "threshold": sum(r.case.startswith("selfcheck-") for r in runs),
+                "ok": len(caught) == sum(r.case.startswith("selfcheck-") for r in runs)})
+    out.append({"name": "runs_ok", "value": len(runs) - len(failed) - len(caught),
+                "threshold": len(runs) - len(caught),
                 "ok": not failed, "failed": failed})
     return out
 
@@ -318,8 +335,8 @@ def report_md(res):
                   "The last rail is the hot one: shaped to a quarter of the others' rate "
                   "(quarter) or carrying an ib_write_bw the bond does not see (foreign). "
                   "Connections are opened over time; the figures are from the moment all "
-                  "were open: QPs per member, each rail's wire rate over its shaped rate "
-                  "(utilisation), and each connection's goodput (what a ULP on it sees: "
+                  "were open: QPs per member, each rail's goodput over its shaped rate "
+                  "(utilisation; payload, so at most about 0.95), and each connection's goodput (what a ULP on it sees: "
                   "with greedy senders the total fills every rail that has a QP whatever "
                   "the spread; the spread decides how fairly the connections share).", "",
                   "| variant | policy | conns | total Mbit/s | of capacity | QPs per member | "
@@ -332,19 +349,25 @@ def report_md(res):
                          f"{fmt(pl['total'])} | {fmt(pl['capacity'])} | {qps} | {util} | "
                          f"{fmt(pl['jain'], 3)} | {fmt(pl['conn_min'])}–{fmt(pl['conn_max'])} | "
                          f"{fmt(pl['jain_conns'], 3)} |")
+    titles = {"nvme": "NVMe-oF, fio through mrbond0 (the pulled rail carries the I/O queue)",
+              "xperf": "mrbond_xperf WRITEs, 2 connections per rail, each reconnecting on a flush"}
     for fo in res["failover"]:
-        lines += ["", "## Failover timeline (NVMe-oF, fio through mrbond0)", ""]
+        lines += ["", f"## Failover timeline ({titles[fo['traffic']]})", ""]
         if "error" in fo:
             lines.append(f"**Missing**: {fo['error']}")
             continue
-        for key, label in (("detection_ms", "pull to the bond's notice"),
+        for key, label in (("request_to_notice_ms", "cable pull requested to the bond's "
+                            "notice (the request crosses the host runner and QMP)"),
+                           ("detection_ms", "carrier loss (the netdev event) to the member "
+                            "unusable, by the bond's own clock"),
                            ("bond_work_ms", "the bond's detach (QPs moved to error, WRs "
                             "flushed)"),
                            ("zero_throughput_ms", "time with zero total throughput"),
-                           ("full_rate_ms", "pull to full rate on the survivor"),
-                           ("usable_again_ms", "cable back to the member usable again")):
+                           ("full_rate_ms", "the bond's notice to full rate on the survivor"),
+                           ("usable_again_ms", "cable back (requested) to the member usable "
+                            "again (LACP converging)")):
             lines.append(f"- {label}: {fmt(fo.get(key))} ms")
-        lines.append(f"- events (ms from fio's start): "
+        lines.append(f"- events (ms from the traffic's start): "
                      + ", ".join(f"{k} {fmt(v)}" for k, v in fo["events_ms"].items()))
     if res["connect"]:
         lines += ["", "## Control path: QP creation to ESTABLISHED (µs, median of runs)", "",
@@ -443,8 +466,12 @@ def main():
     res = {"meta": meta, "aggregate": agg, "latency": latency(runs),
            "placement": placement(runs, meta), "connect": connect(runs),
            "placement_decision_ns": placement_decisions(args.out / "placement-bench.txt")}
-    fo = [d / "bench" / "raw" / "failover-nvme" / "bond" for d in args.runs]
-    res["failover"] = [failover.analyse(d, meta) for d in fo if d.exists()]
+    res["failover"] = []
+    for run_dir in args.runs:
+        for kind in ("nvme", "xperf"):
+            d = run_dir / "bench" / "raw" / f"failover-{kind}" / "bond"
+            if d.exists():
+                res["failover"].append({"traffic": kind, **failover.analyse(d, meta)})
     res["checks"] = checks(runs, meta, agg)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "results.json").write_text(json.dumps(res, indent=1) + "\n")

@@ -68,8 +68,7 @@ xperf_pair() {
 	else
 		# With a bond: its members' QPs once every connection is open.
 		if [[ -d $SYS/mrbond0 ]]; then
-			(wait_until 300 grep -qx running "$XP/state" && member_snapshot qps >"$out.qps" &&
-				rails_snapshot "$out.steady") &
+			(wait_until 300 grep -qx running "$XP/state" && member_snapshot qps >"$out.qps") &
 			snap=$!
 		fi
 		barrier "$sync-listening" || rc=1

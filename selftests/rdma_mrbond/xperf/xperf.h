@@ -13,6 +13,7 @@
 
 #define XP_MAX_CONNS		512
 #define XP_MAX_ADDRS		4
+#define XP_MAX_GENS		4	/* reconnect: connections per index */
 #define XP_MAX_DEPTH		128
 #define XP_MAX_SIZE		SZ_1M
 #define XP_MAX_MSG		SZ_64K
@@ -56,6 +57,8 @@ struct xp_params {
 	u32 timeout_ms;
 	u32 open_gap_ms;
 	u32 keep_going;
+	u32 reconnect;
+	u32 corrupt;
 	u32 run_id;
 };
 
@@ -69,6 +72,7 @@ struct xp_req {
 	__le16 depth;
 	__le32 size;
 	__le32 run_id;
+	u8 gen;			/* reconnect: the how-manieth of conn */
 } __packed;
 
 /* The reply's: where the server's WRITE target is. */
@@ -119,9 +123,11 @@ struct xp_run;
 struct xp_conn {
 	bool listener;		/* false: tells a conn from a listener ctx */
 	struct xp_run *run;
-	u32 idx;
+	u32 idx;		/* the client's connection index */
+	u32 gen;		/* reconnect: its generation */
 	struct rdma_cm_id *id;
 	struct ib_device *dev;
+	u32 port;		/* id->port_num: on a bond's passive side, the rail */
 	struct ib_pd *pd;
 	struct ib_cq *cq;
 	struct ib_qp *qp;
@@ -156,8 +162,12 @@ struct xp_conn {
 	u64 data_ok;		/* DATA SENDs or WRITEs completed */
 	u64 data_ok_steady;	/* ... when the last connection was READY */
 	u64 data_ok_stop;	/* ... when posting stopped */
+	u64 data_ok_gen;	/* ... in this generation */
 	u64 data_posted;
 	u64 recv_data;
+	u64 verify_errors;	/* server: bad DATA or target, for RESULT */
+	u64 seq_gaps;
+	u64 seq_dups;
 	u64 rtts;
 	u64 ping_t0;
 	u64 done_count;		/* server: the client's DONE count */
@@ -177,6 +187,8 @@ struct xp_run {
 	struct xp_listener listeners[XP_MAX_ADDRS];
 	u32 nlisteners;
 	struct xp_conn *conns;
+	u32 nconns;		/* client: conns; server: conns * generations */
+	u32 reconnects;		/* client: connections opened again */
 	u32 accepted;		/* server: REQs accepted (under lock) */
 	u32 opened;		/* client: connections opened so far */
 	u64 t_open0;
@@ -204,6 +216,7 @@ __printf(2, 3) void xp_fail(struct xp_run *r, const char *fmt, ...);
 /* xperf_cm.c: connections through rdma_cm. */
 int xp_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev);
 int xp_client_open_due(struct xp_run *r);
+int xp_client_open(struct xp_run *r, struct xp_conn *c);
 int xp_server_listen(struct xp_run *r);
 int xp_client_setup(struct xp_conn *c);
 void xp_server_unlisten(struct xp_run *r);

@@ -73,6 +73,7 @@ static int xp_conn_resources(struct xp_conn *c, struct rdma_cm_id *id, const cha
 	int ret;
 
 	c->dev = id->device;
+	c->port = id->port_num;
 	c->pd = __ib_alloc_pd(c->dev, 0, ulp);
 	if (IS_ERR(c->pd)) {
 		ret = PTR_ERR(c->pd);
@@ -127,6 +128,36 @@ static bool xp_dev_expected(struct xp_conn *c)
 
 /* ---- client ---- */
 
+/* Opens a connection: rdma_cm resolves its addresses, then its route. */
+int xp_client_open(struct xp_run *r, struct xp_conn *c)
+{
+	u32 i = c->idx;
+	struct sockaddr_in src = {
+		.sin_family = AF_INET,
+		.sin_addr.s_addr = r->p.local[i % r->p.nlocal],
+	};
+	struct sockaddr_in dst = {
+		.sin_family = AF_INET,
+		.sin_addr.s_addr = r->p.peer[i % r->p.npeer],
+		.sin_port = htons(r->p.cm_port),
+	};
+	struct rdma_cm_id *id;
+	int ret;
+
+	id = rdma_create_id(&init_net, xp_cm_handler, c, RDMA_PS_TCP, IB_QPT_RC);
+	if (IS_ERR(id)) {
+		xp_fail(r, "conn %u: rdma_create_id: %ld", i, PTR_ERR(id));
+		return PTR_ERR(id);
+	}
+	c->id = id;
+	ret = rdma_resolve_addr(id, (struct sockaddr *)&src, (struct sockaddr *)&dst,
+				XP_RESOLVE_MS);
+	if (ret)
+		xp_fail(r, "conn %u: rdma_resolve_addr %pI4 -> %pI4: %d", i, &src.sin_addr,
+			&dst.sin_addr, ret);
+	return ret;
+}
+
 /*
  * Opens the connections whose time has come: all at once, or with
  * open_gap_ms connection i at i * open_gap_ms (placement over time).
@@ -140,32 +171,9 @@ int xp_client_open_due(struct xp_run *r)
 		r->t_open0 = now;
 	while (r->opened < r->p.conns &&
 	       now - r->t_open0 >= (u64)r->opened * r->p.open_gap_ms * NSEC_PER_MSEC) {
-		u32 i = r->opened++;
-		struct xp_conn *c = &r->conns[i];
-		struct sockaddr_in src = {
-			.sin_family = AF_INET,
-			.sin_addr.s_addr = r->p.local[i % r->p.nlocal],
-		};
-		struct sockaddr_in dst = {
-			.sin_family = AF_INET,
-			.sin_addr.s_addr = r->p.peer[i % r->p.npeer],
-			.sin_port = htons(r->p.cm_port),
-		};
-		struct rdma_cm_id *id;
-
-		id = rdma_create_id(&init_net, xp_cm_handler, c, RDMA_PS_TCP, IB_QPT_RC);
-		if (IS_ERR(id)) {
-			xp_fail(r, "conn %u: rdma_create_id: %ld", i, PTR_ERR(id));
-			return PTR_ERR(id);
-		}
-		c->id = id;
-		ret = rdma_resolve_addr(id, (struct sockaddr *)&src, (struct sockaddr *)&dst,
-					XP_RESOLVE_MS);
-		if (ret) {
-			xp_fail(r, "conn %u: rdma_resolve_addr %pI4 -> %pI4: %d", i,
-				&src.sin_addr, &dst.sin_addr, ret);
+		ret = xp_client_open(r, &r->conns[r->opened++]);
+		if (ret)
 			return ret;
-		}
 	}
 	return 0;
 }
@@ -183,6 +191,7 @@ int xp_client_setup(struct xp_conn *c)
 		.depth = cpu_to_le16(r->p.depth),
 		.size = cpu_to_le32(r->p.size),
 		.run_id = cpu_to_le32(r->p.run_id),
+		.gen = c->gen,
 	};
 	struct rdma_conn_param param = {
 		.private_data = &req,
@@ -286,7 +295,7 @@ static struct xp_conn *xp_claim(struct xp_run *r, const struct rdma_cm_event *ev
 {
 	const struct xp_req *req = ev->param.conn.private_data;
 	struct xp_conn *c = NULL;
-	u32 idx, size, depth;
+	u32 idx, size, depth, slot;
 
 	*why = "bad private data";
 	if (!req || ev->param.conn.private_data_len < sizeof(*req) ||
@@ -297,10 +306,13 @@ static struct xp_conn *xp_claim(struct xp_run *r, const struct rdma_cm_event *ev
 	depth = le16_to_cpu(req->depth);
 	*why = "parameters out of range";
 	if (idx >= r->p.conns || le16_to_cpu(req->conns) != r->p.conns ||
+	    req->gen >= (r->p.reconnect ? XP_MAX_GENS : 1) ||
 	    req->mode > XP_CONNECT || !size || size > XP_MAX_SIZE || !depth ||
 	    depth > XP_MAX_DEPTH || ((req->mode == XP_SEND || req->mode == XP_LAT) &&
 	    (size > XP_MAX_MSG || size < XP_CTRL_SIZE || size % 8)))
 		return NULL;
+	/* One slot per connection and generation. */
+	slot = idx * (r->p.reconnect ? XP_MAX_GENS : 1) + req->gen;
 	spin_lock(&r->lock);
 	if (!r->accepted) {
 		r->p.mode = req->mode;
@@ -310,9 +322,11 @@ static struct xp_conn *xp_claim(struct xp_run *r, const struct rdma_cm_event *ev
 	}
 	*why = "another run's or a taken connection";
 	if (r->p.mode == req->mode && r->p.size == size && r->p.depth == depth &&
-	    r->p.run_id == le32_to_cpu(req->run_id) && !r->conns[idx].id) {
-		c = &r->conns[idx];
+	    r->p.run_id == le32_to_cpu(req->run_id) && !r->conns[slot].id) {
+		c = &r->conns[slot];
 		c->id = id;
+		c->idx = idx;
+		c->gen = req->gen;
 		r->accepted++;
 	}
 	spin_unlock(&r->lock);

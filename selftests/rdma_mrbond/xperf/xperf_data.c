@@ -206,8 +206,10 @@ bool xp_conn_broken(struct xp_conn *c, const char *why)
 	if (!c->stopped) {
 		c->stopped = true;
 		r->conns_broken++;
-		pr_info("conn %u on %s: %s; the others go on\n", c->idx,
-			c->dev ? dev_name(&c->dev->dev) : "-", why);
+		pr_info("conn %u on %s: %s; %s\n", c->idx,
+			c->dev ? dev_name(&c->dev->dev) : "-", why,
+			r->p.reconnect && r->p.role == XP_CLIENT ? "reconnecting" :
+			"the others go on");
 	}
 	return true;
 }
@@ -281,9 +283,13 @@ int xp_post_msg(struct xp_conn *c, enum xp_msg_type type, u64 seq, const struct 
 	m->type = cpu_to_le16(type);
 	m->conn = cpu_to_le16(c->idx);
 	m->seq = cpu_to_le64(seq);
-	if (type == XP_MSG_DATA)
+	if (type == XP_MSG_DATA) {
 		xp_fill_words(s->buf + sizeof(*m), len - sizeof(*m),
 			      xp_seed(r->p.run_id, c->idx, r->p.role, seq));
+		/* corrupt=1: one byte of the client's third message, on purpose. */
+		if (r->p.corrupt && r->p.role == XP_CLIENT && !c->idx && seq == 2)
+			((u8 *)s->buf)[len - 1] ^= 0x40;
+	}
 	ib_dma_sync_single_for_device(c->dev, s->dma, len, DMA_TO_DEVICE);
 	sge.addr = s->dma;
 	sge.length = len;
@@ -391,6 +397,7 @@ static void xp_done(struct ib_cq *cq, struct ib_wc *wc)
 	case XP_OP_DATA:
 	case XP_OP_WRITE:
 		c->data_ok++;
+		c->data_ok_gen++;
 		break;
 	case XP_OP_CTRL:
 		xp_ctrl_sent(c);
@@ -415,7 +422,7 @@ int xp_poll(struct xp_run *r)
 	int n = 0;
 	u32 i;
 
-	for (i = 0; i < r->p.conns; i++) {
+	for (i = 0; i < r->nconns; i++) {
 		struct xp_conn *c = &r->conns[i];
 
 		if (c->set_up)

@@ -49,6 +49,13 @@
  *                        lasts duration_ms after the last is READY (how a
  *                        bond places connections under load) [0]
  *   timeout_ms=N         server: time for the whole run [120000]
+ *   reconnect=0|1        client: a connection that fails while data flows
+ *                        is torn down and opened again (at most 3 times),
+ *                        as a ULP reconnects on a flush; the server must
+ *                        be told too (implies keep_going) [0]
+ *   corrupt=0|1          client: flip one byte of connection 0's third
+ *                        SEND or final WRITE, so that the run must fail:
+ *                        the check of the checks [0]
  *   keep_going=0|1       a connection that fails (its rail died) stops and
  *                        the others go on; it is left out of the final
  *                        checks, but every WR it posted must still complete
@@ -82,7 +89,9 @@
  * seq_gaps, seq_dups, post_errors, conns_broken, steady_bytes, steady_ns and
  * steady_mbps (from the moment every connection was READY to the end of
  * posting: with open_gap_ms, the window where all carry data), a
- * conn<i>=dev,bytes, steady_bytes line per connection, status=ok|error,
+ * conn<i>=dev,bytes,steady_bytes,port,index line per connection (the
+ * server's port of a bond is the rail the request came in on; a server's
+ * index is the client's connection), status=ok|error,
  * error=TEXT. The server reports the same keys for its side. Exactly once:
  * posted = completed_ok + completed_flush + completed_err +
  * rq_flushed_at_stop + lost, with duplicates and lost 0.
@@ -129,13 +138,14 @@ void xp_fail(struct xp_run *r, const char *fmt, ...)
 
 /* ---- what completions mean ---- */
 
-static void xp_send_result(struct xp_conn *c, u64 verify_errors)
+/* What this connection's server side found, for the client to judge. */
+static void xp_send_result(struct xp_conn *c)
 {
 	struct xp_msg body = {
 		.recv = cpu_to_le64(c->recv_data),
-		.verify_errors = cpu_to_le64(verify_errors),
-		.seq_gaps = cpu_to_le64(c->run->seq_gaps),
-		.seq_dups = cpu_to_le64(c->run->seq_dups),
+		.verify_errors = cpu_to_le64(c->verify_errors),
+		.seq_gaps = cpu_to_le64(c->seq_gaps),
+		.seq_dups = cpu_to_le64(c->seq_dups),
 	};
 
 	if (!xp_post_msg(c, XP_MSG_RESULT, 0, &body))
@@ -151,6 +161,7 @@ static void xp_check_data(struct xp_conn *c, const struct xp_msg *m, u32 len)
 
 	if (len != r->p.size) {
 		r->verify_errors++;
+		c->verify_errors++;
 		pr_err_ratelimited("conn %u: DATA of %u bytes, not %u\n", c->idx, len, r->p.size);
 		return;
 	}
@@ -158,16 +169,19 @@ static void xp_check_data(struct xp_conn *c, const struct xp_msg *m, u32 len)
 			     xp_seed(r->p.run_id, c->idx, !r->p.role, seq));
 	if (bad) {
 		r->verify_errors++;
+		c->verify_errors++;
 		pr_err_ratelimited("conn %u: DATA seq %llu: %u bad words\n", c->idx, seq, bad);
 	}
 	if (seq < c->recv_seq) {
 		r->seq_dups++;
+		c->seq_dups++;
 		pr_err_ratelimited("conn %u: DATA seq %llu again (expected %llu)\n", c->idx, seq,
 				   c->recv_seq);
 		return;
 	}
 	if (seq > c->recv_seq) {
 		r->seq_gaps++;
+		c->seq_gaps++;
 		pr_err_ratelimited("conn %u: DATA seq %llu, expected %llu: gap\n", c->idx, seq,
 				   c->recv_seq);
 	}
@@ -202,6 +216,8 @@ void xp_recv_msg(struct xp_conn *c, const struct xp_msg *m, u32 len)
 	switch (type) {
 	case XP_MSG_READY:
 		c->ready = true;
+		if (c->gen)
+			pr_info("conn %u: reconnected (generation %u)\n", c->idx, c->gen);
 		break;
 	case XP_MSG_RESULT:
 		c->result = *m;
@@ -211,7 +227,7 @@ void xp_recv_msg(struct xp_conn *c, const struct xp_msg *m, u32 len)
 		c->done_seen = true;
 		c->done_count = le64_to_cpu(m->count);
 		if (r->p.mode != XP_WRITE)
-			xp_send_result(c, 0);
+			xp_send_result(c);
 		else if (!xp_post_inv(c))
 			c->inv_posted = true;
 		break;
@@ -252,9 +268,10 @@ void xp_target_invalidated(struct xp_conn *c)
 	bad = xp_check_words(c->wbuf, r->p.size, xp_seed(r->p.run_id, c->idx, 0, 1));
 	if (bad) {
 		r->verify_errors++;
+		c->verify_errors++;
 		pr_err("conn %u: WRITE target: %u of %u words bad\n", c->idx, bad, r->p.size / 8);
 	}
-	xp_send_result(c, bad ? 1 : 0);
+	xp_send_result(c);
 }
 
 /* ---- the run's loops ---- */
@@ -319,15 +336,13 @@ static int xp_client_step_connect(struct xp_run *r)
 		struct xp_conn *c = &r->conns[i];
 		enum xp_cm_state st = xp_cm_state(c);
 
-		/*
-		 * The client disconnects once it has the RESULT, maybe before
-		 * its completion is reaped here: that one comes all the same.
-		 */
-		if (st == XP_CM_FAILED || (st == XP_CM_DISCONNECTED && !c->result_sent)) {
-			if (c->set_up && xp_conn_broken(c, "the connection broke")) {
-				c->finished = true;
+		/* keep_going: broken for good (reconnect gave up, or is off). */
+		if (c->stopped && r->p.keep_going)
+			continue;
+		if (st == XP_CM_FAILED || st == XP_CM_DISCONNECTED) {
+			/* Broke after connecting, or while connecting again. */
+			if ((c->ready || c->gen) && xp_conn_broken(c, "the connection broke"))
 				continue;
-			}
 			xp_fail(r, "conn %u: connecting failed: %d", i, c->cm_status);
 			return -ECONNREFUSED;
 		}
@@ -339,6 +354,47 @@ static int xp_client_step_connect(struct xp_run *r)
 			all = false;
 	}
 	return all;
+}
+
+/*
+ * reconnect: a connection that broke while data flowed is torn down (its
+ * WRs reaped, each counted once) and opened again as its next generation;
+ * rdma_cm and the bond place it on a usable member. After XP_MAX_GENS it
+ * stays broken.
+ */
+static int xp_client_reconnect(struct xp_run *r)
+{
+	u32 i;
+
+	for (i = 0; i < r->p.conns && r->p.reconnect && !r->stopping; i++) {
+		struct xp_conn *c = &r->conns[i];
+		u32 gen = c->gen + 1;
+
+		if (!c->stopped || !c->id || gen >= XP_MAX_GENS)
+			continue;
+		xp_conn_teardown(c);
+		if (r->error[0])
+			return -EIO;
+		spin_lock(&r->lock);
+		c->cm_state = XP_CM_IDLE;
+		c->cm_status = 0;
+		spin_unlock(&r->lock);
+		c->gen = gen;
+		c->set_up = false;
+		c->ready = false;
+		c->stopped = false;
+		c->got_result = false;
+		c->send_seq = 0;
+		c->recv_seq = 0;
+		c->data_ok_gen = 0;
+		memset(&c->sq, 0, sizeof(c->sq));
+		memset(&c->rq, 0, sizeof(c->rq));
+		r->reconnects++;
+		pr_info("conn %u: reconnecting (generation %u)\n", i, gen);
+		if (xp_client_open(r, c))
+			return -EIO;
+	}
+	return 0;
 }
 
 /* Keeps depth data WRs outstanding on every READY connection. */
@@ -379,6 +435,12 @@ static int xp_client_step_data(struct xp_run *r)
 				return 0;
 		return 1;
 	}
+	if (r->p.reconnect) {
+		int ret = xp_client_reconnect(r) ?: xp_client_step_connect(r);
+
+		if (ret < 0)
+			return ret;
+	}
 	return xp_client_pump(r) ?: xp_elapsed(r->t_start, r->p.duration_ms);
 }
 
@@ -389,7 +451,7 @@ static int xp_client_step_data(struct xp_run *r)
  */
 static int xp_client_step_staggered(struct xp_run *r)
 {
-	int all = xp_client_step_connect(r), ret;
+	int all = xp_client_reconnect(r) ?: xp_client_step_connect(r), ret;
 	u32 i;
 
 	if (all < 0)
@@ -438,6 +500,9 @@ static int xp_client_finish(struct xp_run *r)
 			if (c->stopped)
 				continue;
 			xp_fill_words(c->wbuf, r->p.size, xp_seed(r->p.run_id, i, 0, 1));
+			/* corrupt=1: one byte of connection 0's final WRITE. */
+			if (r->p.corrupt && !i)
+				((u8 *)c->wbuf)[r->p.size - 1] ^= 0x40;
 			ib_dma_sync_single_for_device(c->dev, c->wdma, r->p.size, c->wdir);
 			ret = xp_post_write(c);
 			if (ret)
@@ -449,7 +514,7 @@ static int xp_client_finish(struct xp_run *r)
 	}
 	for (i = 0; i < r->p.conns; i++) {
 		struct xp_conn *c = &r->conns[i];
-		struct xp_msg body = { .count = cpu_to_le64(c->data_ok) };
+		struct xp_msg body = { .count = cpu_to_le64(c->data_ok_gen) };
 
 		if (c->stopped)
 			continue;
@@ -476,13 +541,17 @@ static void xp_client_judge(struct xp_run *r)
 					le64_to_cpu(c->result.seq_dups);
 		r->remote_recv += recv;
 		/* A successful SEND completion means the server received it. */
-		if (r->p.mode != XP_WRITE && recv != c->data_ok) {
-			r->remote_missing += recv > c->data_ok ? recv - c->data_ok : c->data_ok - recv;
+		/* reconnect: the server counts this generation's only. */
+		if (r->p.mode != XP_WRITE && recv != c->data_ok_gen) {
+			r->remote_missing += recv > c->data_ok_gen ? recv - c->data_ok_gen :
+					     c->data_ok_gen - recv;
 			xp_fail(r, "conn %u: %llu DATA completed here, %llu received there", i,
-				c->data_ok, recv);
+				c->data_ok_gen, recv);
 		}
 	}
-	if (r->conns_broken == r->p.conns)
+	for (i = 0; i < r->p.conns && r->conns[i].stopped; i++)
+		;
+	if (i == r->p.conns)
 		xp_fail(r, "every connection broke");
 	if (r->remote_verify_errors || r->remote_seq_errors)
 		xp_fail(r, "the server found %llu bad payloads and %llu sequence errors",
@@ -520,6 +589,7 @@ static int xp_client_run(struct xp_run *r)
 	 */
 	r->stopping = true;
 	r->t_stop = ktime_get_ns();
+	xp_state = "draining";
 	for (i = 0; i < r->p.conns; i++)
 		r->conns[i].data_ok_stop = r->conns[i].data_ok;
 	if (ret)
@@ -546,7 +616,7 @@ static int xp_server_step(struct xp_run *r)
 		xp_fail(r, "the listening device was removed");
 		return -ENODEV;
 	}
-	for (i = 0; i < r->p.conns; i++) {
+	for (i = 0; i < r->nconns; i++) {
 		struct xp_conn *c = &r->conns[i];
 		enum xp_cm_state st = xp_cm_state(c);
 		u32 k;
@@ -586,7 +656,24 @@ static int xp_server_step(struct xp_run *r)
 			return -ECONNRESET;
 		}
 	}
-	return finished == r->p.conns;
+	if (!r->p.reconnect)
+		return finished == r->p.conns;
+	/*
+	 * reconnect: done when every connection has a generation that sent
+	 * its RESULT; an older one whose rail died may never notice (its
+	 * teardown reaps it).
+	 */
+	for (i = 0; i < r->p.conns; i++) {
+		u32 g;
+
+		for (g = 0; g < XP_MAX_GENS; g++)
+			if (r->conns[i * XP_MAX_GENS + g].result_sent &&
+			    r->conns[i * XP_MAX_GENS + g].finished)
+				break;
+		if (g == XP_MAX_GENS)
+			return 0;
+	}
+	return 1;
 }
 
 static int xp_server_run(struct xp_run *r)
@@ -617,6 +704,13 @@ static u64 xp_pct(u64 *v, u64 n, u32 pct)
 	return n ? v[min_t(u64, n - 1, n * pct / 100)] : 0;
 }
 
+/* Exactly once, every payload as sent, and the run itself worked. */
+static bool xp_ok(const struct xp_run *r)
+{
+	return !r->error[0] && !r->dups && !r->lost && !r->verify_errors && !r->seq_gaps &&
+	       !r->seq_dups;
+}
+
 static size_t xp_report(struct xp_run *r, char *buf, size_t size)
 {
 	u64 ns = r->t_end > r->t_start ? r->t_end - r->t_start : 0, bytes = 0, nconn = 0;
@@ -624,7 +718,7 @@ static size_t xp_report(struct xp_run *r, char *buf, size_t size)
 	u64 steady_ns = r->t_stop > r->t_all_ready && r->t_all_ready ?
 			r->t_stop - r->t_all_ready : 0;
 	u64 steady = 0;
-	bool ok = !r->error[0] && !r->dups && !r->lost;
+	bool ok = xp_ok(r);
 	size_t n = 0;
 	u32 i;
 
@@ -658,20 +752,26 @@ static size_t xp_report(struct xp_run *r, char *buf, size_t size)
 	n += scnprintf(buf + n, size - n,
 		       "posted=%llu\ncompleted_ok=%llu\ncompleted_flush=%llu\ncompleted_err=%llu\n"
 		       "rq_flushed_at_stop=%llu\nduplicates=%llu\nlost=%llu\nverify_errors=%llu\n"
-		       "seq_gaps=%llu\nseq_dups=%llu\npost_errors=%llu\nconns_broken=%u\n",
+		       "seq_gaps=%llu\nseq_dups=%llu\npost_errors=%llu\nconns_broken=%u\n"
+		       "reconnects=%u\n",
 		       r->posted, r->ok, r->flush, r->err, r->stop_flush, r->dups, r->lost,
-		       r->verify_errors, r->seq_gaps, r->seq_dups, r->post_errors, r->conns_broken);
-	for (i = 0; i < r->p.conns; i++) {
+		       r->verify_errors, r->seq_gaps, r->seq_dups, r->post_errors, r->conns_broken,
+		       r->reconnects);
+	for (i = 0; i < r->nconns; i++) {
 		struct xp_conn *c = &r->conns[i];
 
-		n += scnprintf(buf + n, size - n, "conn%u=%s,%llu,%llu\n", i,
+		/* A server's slots of generations that never came stay out. */
+		if (r->p.role == XP_SERVER && !c->dev)
+			continue;
+		n += scnprintf(buf + n, size - n, "conn%u=%s,%llu,%llu,%u,%u\n", i,
 			       c->dev ? dev_name(&c->dev->dev) : "-", c->data_ok * r->p.size,
-			       (c->data_ok_stop - c->data_ok_steady) * r->p.size);
+			       (c->data_ok_stop - c->data_ok_steady) * r->p.size, c->port, c->idx);
 	}
 	n += scnprintf(buf + n, size - n, "status=%s\n", ok ? "ok" : "error");
 	if (!ok)
 		n += scnprintf(buf + n, size - n, "error=%s\n",
-			       r->error[0] ? r->error : "duplicate or lost completions");
+			       r->error[0] ? r->error :
+			       "duplicate or lost completions, or bad payloads");
 	return n;
 }
 
@@ -686,7 +786,8 @@ static int xp_run(struct xp_params *p)
 		return -ENOMEM;
 	r->p = *p;
 	spin_lock_init(&r->lock);
-	r->conns = vzalloc(array_size(p->conns, sizeof(*r->conns)));
+	r->nconns = p->conns * (p->role == XP_SERVER && p->reconnect ? XP_MAX_GENS : 1);
+	r->conns = vzalloc(array_size(r->nconns, sizeof(*r->conns)));
 	r->connect_ns = vzalloc(array_size(p->conns, sizeof(u64)));
 	if (p->mode == XP_LAT && p->role == XP_CLIENT) {
 		r->lat_max = (u64)p->conns * p->iters;
@@ -696,7 +797,7 @@ static int xp_run(struct xp_params *p)
 		ret = -ENOMEM;
 		goto out;
 	}
-	for (i = 0; i < p->conns; i++) {
+	for (i = 0; i < r->nconns; i++) {
 		r->conns[i].run = r;
 		r->conns[i].idx = i;
 	}
@@ -705,12 +806,12 @@ static int xp_run(struct xp_params *p)
 	xp_server_unlisten(r);
 	r->stopping = true;
 	r->at_stop = true;
-	for (i = 0; i < p->conns; i++)
+	for (i = 0; i < r->nconns; i++)
 		xp_conn_teardown(&r->conns[i]);
 	mutex_lock(&xp_result_lock);
 	xp_result_len = xp_report(r, xp_result, XP_RESULT_MAX);
 	mutex_unlock(&xp_result_lock);
-	if (!ret && (r->error[0] || r->dups || r->lost))
+	if (!ret && !xp_ok(r))
 		ret = -EIO;
 	if (ret && ret != -EINTR)
 		ret = -EIO;
@@ -782,6 +883,8 @@ static const struct {
 	{ "timeout_ms", offsetof(struct xp_params, timeout_ms), 100, 3600000 },
 	{ "open_gap_ms", offsetof(struct xp_params, open_gap_ms), 0, 60000 },
 	{ "keep_going", offsetof(struct xp_params, keep_going), 0, 1 },
+	{ "reconnect", offsetof(struct xp_params, reconnect), 0, 1 },
+	{ "corrupt", offsetof(struct xp_params, corrupt), 0, 1 },
 };
 
 static int xp_parse_kv(struct xp_params *p, const char *key, const char *val)
@@ -865,6 +968,9 @@ static int xp_parse(char *cmd, struct xp_params *p)
 		pr_err("size: a multiple of 8\n");
 		return -EINVAL;
 	}
+	/* A connection that reconnects has broken first: the run goes on. */
+	if (p->reconnect)
+		p->keep_going = 1;
 	p->run_id = get_random_u32();
 	return 0;
 }
