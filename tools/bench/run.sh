@@ -41,15 +41,15 @@ bash tools/testbed/install-modules.sh "$KDIR/build" "$MRBOND_ROOT" >/dev/null
 # VARIANT" lines, with an estimate of what is left from the mean time per
 # run so far. Run numbers restart in the bond phase: K counts both phases.
 progress() {  # progress RUN_DIR LINKS PID
-	local log=$1/hosta.out t0=$SECONDS last="" done=0 total line eta
+	local log=$1/hosta.out t0=$SECONDS last="" n_done=0 total line eta
 	while kill -0 "$3" 2>/dev/null; do
 		total=$(sed -n 's/.*bench: plan \([0-9]*\) runs.*/\1/p' "$log" 2>/dev/null | head -n1)
 		line=$(grep -o 'bench: run [0-9]*: .*' "$log" 2>/dev/null | tail -n1 || true)
 		if [[ -n $line && -n $total && $line != "$last" ]]; then
 			last=$line
-			done=$(grep -c 'bench: run [0-9]*: ' "$log")
-			eta=$(((SECONDS - t0) * (total - done + 1) / done))
-			tb_log "$2 rails: run $done of $total (${line#*: }), about $((eta / 60 + 1)) min left"
+			n_done=$(grep -c 'bench: run [0-9]*: ' "$log")
+			eta=$(((SECONDS - t0) * (total - n_done + 1) / n_done))
+			tb_log "$2 rails: run $n_done of $total (${line#*: }), about $((eta / 60 + 1)) min left"
 		fi
 		sleep 5
 	done

@@ -152,8 +152,6 @@ struct xp_conn {
 	bool started;		/* server: RECVs and REG posted */
 	bool ready;		/* client: READY received; server: sent */
 	bool stopped;		/* a WR failed: post no more */
-	bool done_seen;		/* server: DONE received */
-	bool inv_posted;
 	bool result_sent;
 	bool finished;		/* server: RESULT completed */
 	bool got_result;
@@ -163,14 +161,12 @@ struct xp_conn {
 	u64 data_ok_steady;	/* ... when the last connection was READY */
 	u64 data_ok_stop;	/* ... when posting stopped */
 	u64 data_ok_gen;	/* ... in this generation */
-	u64 data_posted;
 	u64 recv_data;
 	u64 verify_errors;	/* server: bad DATA or target, for RESULT */
 	u64 seq_gaps;
 	u64 seq_dups;
 	u64 rtts;
 	u64 ping_t0;
-	u64 done_count;		/* server: the client's DONE count */
 	struct xp_msg result;	/* client: the server's RESULT */
 };
 
@@ -207,7 +203,6 @@ struct xp_run {
 	u32 conns_broken;	/* keep_going: connections that failed */
 	/* client: what the server's RESULTs said */
 	u64 remote_recv, remote_verify_errors, remote_seq_errors, remote_missing;
-	int rc;
 	char error[160];
 };
 

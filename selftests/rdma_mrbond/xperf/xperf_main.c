@@ -192,10 +192,8 @@ static void xp_check_data(struct xp_conn *c, const struct xp_msg *m, u32 len)
 static void xp_ping(struct xp_conn *c)
 {
 	c->ping_t0 = ktime_get_ns();
-	if (!xp_post_msg(c, XP_MSG_DATA, c->send_seq, NULL)) {
+	if (!xp_post_msg(c, XP_MSG_DATA, c->send_seq, NULL))
 		c->send_seq++;
-		c->data_posted++;
-	}
 }
 
 void xp_recv_msg(struct xp_conn *c, const struct xp_msg *m, u32 len)
@@ -224,19 +222,23 @@ void xp_recv_msg(struct xp_conn *c, const struct xp_msg *m, u32 len)
 		c->got_result = true;
 		break;
 	case XP_MSG_DONE:
-		c->done_seen = true;
-		c->done_count = le64_to_cpu(m->count);
+		/*
+		 * send/lat: every DATA the client saw complete must have come,
+		 * once (the client judges the same from RESULT).
+		 */
+		if (r->p.mode != XP_WRITE && le64_to_cpu(m->count) != c->recv_data)
+			xp_fail(r, "conn %u: the client completed %llu DATA, %llu came", c->idx,
+				le64_to_cpu(m->count), c->recv_data);
 		if (r->p.mode != XP_WRITE)
 			xp_send_result(c);
-		else if (!xp_post_inv(c))
-			c->inv_posted = true;
+		else
+			xp_post_inv(c);
 		break;
 	case XP_MSG_DATA:
 		xp_check_data(c, m, len);
 		if (server) {
-			if (r->p.mode == XP_LAT &&
-			    !xp_post_msg(c, XP_MSG_DATA, le64_to_cpu(m->seq), NULL))
-				c->data_posted++;
+			if (r->p.mode == XP_LAT)
+				xp_post_msg(c, XP_MSG_DATA, le64_to_cpu(m->seq), NULL);
 			break;
 		}
 		if (r->nlat < r->lat_max)
@@ -318,7 +320,6 @@ static int xp_loop(struct xp_run *r, int (*step)(struct xp_run *r), u32 stall_ms
 		}
 		if (fatal_signal_pending(current)) {
 			xp_fail(r, "interrupted during %s", what);
-			r->rc = -EINTR;
 			return -EINTR;
 		}
 		xp_idle(last);
@@ -414,7 +415,6 @@ static int xp_client_pump(struct xp_run *r)
 			if (ret)
 				return ret;
 			c->send_seq++;
-			c->data_posted++;
 		}
 	}
 	return 0;
