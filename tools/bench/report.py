@@ -366,7 +366,7 @@ def report_md(res):
                            ("full_rate_ms", "the bond's notice to full rate on the survivor"),
                            ("usable_again_ms", "cable back (requested) to the member usable "
                             "again (LACP converging)")):
-            lines.append(f"- {label}: {fmt(fo.get(key))} ms")
+            lines.append(f"- {label}: {fmt(fo.get(key), 3 if key == 'bond_work_ms' else 1)} ms")
         lines.append(f"- events (ms from the traffic's start): "
                      + ", ".join(f"{k} {fmt(v)}" for k, v in fo["events_ms"].items()))
     if res["connect"]:

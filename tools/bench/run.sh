@@ -43,15 +43,16 @@ bash tools/testbed/install-modules.sh "$KDIR/build" "$MRBOND_ROOT" >/dev/null
 progress() {  # progress RUN_DIR LINKS PID
 	local log=$1/hosta.out t0=$SECONDS last="" n_done=0 total line eta
 	while kill -0 "$3" 2>/dev/null; do
-		total=$(sed -n 's/.*bench: plan \([0-9]*\) runs.*/\1/p' "$log" 2>/dev/null | head -n1)
-		line=$(grep -o 'bench: run [0-9]*: .*' "$log" 2>/dev/null | tail -n1 || true)
+		sleep 5
+		[[ -e $log ]] || continue
+		total=$(sed -n 's/.*bench: plan \([0-9]*\) runs.*/\1/p' "$log" | head -n1)
+		line=$(grep -o 'bench: run [0-9]*: .*' "$log" | tail -n1 || true)
 		if [[ -n $line && -n $total && $line != "$last" ]]; then
 			last=$line
 			n_done=$(grep -c 'bench: run [0-9]*: ' "$log")
 			eta=$(((SECONDS - t0) * (total - n_done + 1) / n_done))
-			tb_log "$2 rails: run $n_done of $total (${line#*: }), about $((eta / 60 + 1)) min left"
+			tb_log "$2 rails: run $n_done of $total (${line##*: }), about $((eta / 60 + 1)) min left"
 		fi
-		sleep 5
 	done
 }
 
