@@ -89,6 +89,16 @@ def _first_average(series, start, level):
     return None
 
 
+def _first_us(events, after, pattern):
+    """The microseconds a kernel log line matching pattern (its one group)
+    reports, from the first such line at or after after, in ms."""
+    for t, text in events:
+        m = re.search(pattern, text)
+        if m and t >= after:
+            return int(m.group(1)) / 1000
+    return None
+
+
 def _first(events, after, pattern):
     for t, text in events:
         if t >= after and re.search(pattern, text):
@@ -149,19 +159,11 @@ def analyse(d, meta):
     moved = _first(events, pull, rf"member {member} (unusable|detached): .* in \d+ us")
     usable = _first(events, plug, rf"member {member}: unusable -> usable")
     # The bond's own account of its detection: how long after the netdev
-    # event (the carrier loss the guest saw) it turned the member unusable.
-    detect = None
-    for t, text in events:
-        m = re.search(rf"member {member}: usable -> unusable .*?(\d+) us after the netdev", text)
-        if m and t >= pull:
-            detect = int(m.group(1)) / 1000
-            break
-    work = None
-    for t, text in events:
-        m = re.search(rf"member {member} (unusable|detached): .* in (\d+) us", text)
-        if m and t >= pull:
-            work = int(m.group(2)) / 1000
-            break
+    # event (the carrier loss the guest saw) it turned the member unusable;
+    # and of its detach.
+    detect = _first_us(events, pull, rf"member {member}: usable -> unusable .*?(\d+) us after "
+                       "the netdev")
+    work = _first_us(events, pull, rf"member {member} (?:unusable|detached): .* in (\d+) us")
     return {
         "source": "the rails' wire bytes, sampled every ~10 ms; events from the kernel log",
         "unit": "ms", "rail": rail, "member": member,
