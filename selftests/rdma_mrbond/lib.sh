@@ -424,14 +424,17 @@ member_is() { [[ $(member_state "$1") == "$2" ]]; }
 # stamped in ms since the marker: printk time is the only clock common to the
 # bond's and the ULPs' messages.
 kmark() { echo "mrbond selftest: mark $1" >/dev/kmsg; }
+# The kernel log after the last mark $1 (a mark set again in a loop starts
+# the log afresh), each line timed from the mark.
 klog_after() {
 	dmesg | awk -v m="mrbond selftest: mark $1" '
 		match($0, /^\[ *[0-9]+\.[0-9]+\]/) {
 			ts = substr($0, 2, RLENGTH - 2) + 0
 			line = substr($0, RLENGTH + 2)
-			if (index(line, m)) { t0 = ts; on = 1; next }
-			if (on) printf "+%d ms %s\n", (ts - t0) * 1000, line
-		}'
+			if (index(line, m)) { t0 = ts; n = 0; next }
+			if (t0 != "") out[n++] = sprintf("+%d ms %s", (ts - t0) * 1000, line)
+		}
+		END { for (i = 0; i < n; i++) print out[i] }'
 }
 
 has_gid() {  # has_gid DEV PORT IP: a RoCE v2 GID of IPv4 address IP
@@ -479,6 +482,24 @@ setup_bond() {
 	bond_ahead
 }
 
+# rdma link add of member I on its slave NIC. With MRBOND_MEMBERS_FIRST=1
+# (members with GUIDs of their own, see setup_t1) the NIC gets its own MAC
+# back for the moment of creation: rxe takes its node GUID from the MAC then,
+# and a slave wears the bond's. member_create I NIC
+member_create() {
+	local own worn rc
+	own=$(link_mac "$(role_index)" "$1") worn=$(<"/sys/class/net/$2/address")
+	if [[ ${MRBOND_MEMBERS_FIRST:-0} != 1 || $own == "$worn" ]]; then
+		bq -t 60 rdma link add "$(member_name "$1")" type "$MEMBER_TYPE" netdev "$2"
+		return
+	fi
+	ip link set dev "$2" address "$own" || return 1
+	bq -t 60 rdma link add "$(member_name "$1")" type "$MEMBER_TYPE" netdev "$2"
+	rc=$?
+	ip link set dev "$2" address "$worn" || return 1
+	return $rc
+}
+
 # Every member re-created, so that mrbond0 is ahead of them in rdma_cm's
 # device order (rdma_cm binds an address to the first device holding it);
 # the bond re-attaches them by name. Then every member usable and every
@@ -489,7 +510,7 @@ bond_ahead() {
 	for ((i = 0; i < MRBOND_LINKS; i++)); do
 		nic=$(slave_of_link "$i") || return 1
 		bq -t 60 rdma link del "${MEMBER_PREFIX}$i" || return 1
-		bq -t 60 rdma link add "${MEMBER_PREFIX}$i" type "$MEMBER_TYPE" netdev "$nic" || return 1
+		member_create "$i" "$nic" || return 1
 	done
 	for ((i = 0; i < MRBOND_LINKS; i++)); do
 		wait_until 60 member_is "${MEMBER_PREFIX}$i" usable || {

@@ -47,6 +47,8 @@ class Run:
         self.client = read_kv(base.with_name(base.name + ".hosta.kv"))
         server = base.with_name(base.name + ".hostb.kv")
         self.server = read_kv(server) if server.exists() else {}
+        # Traffic beside the run (placement-foreign): each side's status.
+        self.beside = [read_kv(f) for f in sorted(base.parent.glob(base.name + ".*.foreign"))]
         self.rails = {}
         for role in ("hosta", "hostb"):
             before = base.with_name(f"{base.name}.{role}.before")
@@ -92,13 +94,17 @@ class Run:
 
     @property
     def ok(self):
-        return self.client.get("status") == "ok" and self.server.get("status") == "ok"
+        """Both sides' status ok, and the traffic beside the run, if any:
+        without it a foreign-traffic run measured nothing foreign."""
+        return (self.client.get("status") == "ok" and self.server.get("status") == "ok"
+                and all(b.get("status") == "ok" for b in self.beside))
 
     def mbps(self):
-        """Payload goodput over the measured window (while the client
-        posted), in Mbit/s."""
-        b, ns = num(self.client, "window_bytes"), num(self.client, "window_ns")
-        return b * 8 / ns * 1000 if b and ns else None
+        """Payload goodput while the client posted, in Mbit/s: xperf's
+        paced rate (each connection from its first completion to its
+        last, summed; see xperf_main.c)."""
+        paced = num(self.client, "paced_kbps")
+        return paced / 1000 if paced is not None else None
 
     def wire_mbps(self, rail):
         """What the rail's qdisc sent during the run (the client's side)."""

@@ -39,7 +39,7 @@ bash tools/testbed/install-modules.sh "$KDIR/build" "$MRBOND_ROOT" >/dev/null
 
 # Progress from the guest's "bench: plan N runs" and "bench: run K: CASE
 # VARIANT" lines, with an estimate of what is left from the mean time per
-# run so far. Run numbers restart in the bond phase: K counts both phases.
+# run so far; K counts raw and bond runs alike.
 progress() {  # progress RUN_DIR LINKS PID
 	local log=$1/hosta.out t0=$SECONDS last="" n_done=0 total line eta
 	while kill -0 "$3" 2>/dev/null; do

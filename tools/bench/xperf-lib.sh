@@ -51,7 +51,7 @@ rails_snapshot() {
 # connects once hostb is listening; both keep their results and the rails'
 # counters before and after as $RAW/NAME.<role>.{kv,before,after}.
 xperf_pair() {
-	local name=$1 server=() client=() pid rc=0 out sync=${1//\//-} snap=
+	local name=$1 server=() client=() rc=0 out sync=${1//\//-} snap=
 	shift
 	while [[ $1 != -- ]]; do server+=("$1"); shift; done
 	shift
@@ -60,25 +60,22 @@ xperf_pair() {
 	mkdir -p "$(dirname "$out")"
 	rails_snapshot "$out.before"
 	if [[ $MRBOND_ROLE == hostb ]]; then
-		echo "role=server cm_port=$XP_PORT timeout_ms=$SERVER_MS ${server[*]}" >"$XP/run" 2>/dev/null &
-		pid=$!
-		wait_until 20 grep -qx listening "$XP/state" || { echo "$name: server not listening"; rc=1; }
-		barrier "$sync-listening" || rc=1
-		wait "$pid" || rc=1
+		xperf_bg "$out.kv" "role=server timeout_ms=$SERVER_MS ${server[*]}"
+		xperf_listening "$sync-listening" || { echo "$name: server not listening"; rc=1; }
+		wait "$XP_PID" || rc=1
 	else
 		# With a bond: its members' QPs once every connection is open.
 		if [[ -d $SYS/mrbond0 ]]; then
 			(wait_until 300 grep -qx running "$XP/state" && member_snapshot qps >"$out.qps") &
 			snap=$!
 		fi
-		barrier "$sync-listening" || rc=1
-		# In a subshell of its own: the snapshot job's SIGCHLD is ours.
-		((rc)) || (echo "role=client cm_port=$XP_PORT ${client[*]}" >"$XP/run") 2>/dev/null ||
-			rc=1
+		xperf_listening "$sync-listening" || rc=1
+		# A run that did not start leaves no result of an earlier one.
+		printf 'status=error\nerror=not run\n' >"$out.kv"
+		((rc)) || xperf_fg "$out.kv" "role=client ${client[*]}" || rc=1
 	fi
 	# A run that never got to "running" (connect mode, a failure) has none.
 	[[ -n ${snap:-} ]] && { kill "$snap" 2>/dev/null; wait "$snap"; }
-	cp "$XP/result" "$out.kv"
 	rails_snapshot "$out.after"
 	barrier "$sync-done" || rc=1
 	((rc)) && { echo "$name failed on $MRBOND_ROLE:"; grep -E '^(status|error)=' "$out.kv"; }
@@ -120,4 +117,64 @@ rail_sampler() {  # rail_sampler OUT
 		echo "$line"
 		read -r -t 0.01 -u "$fd" _
 	done >"$1"
+}
+
+# xperf_fg RESULT KV...: an xperf run, its result copied to RESULT; fails
+# when the run does. In a subshell: a background job's SIGCHLD must not cut
+# the write short.
+xperf_fg() {
+	local result=$1
+	shift
+	(
+		echo "cm_port=$XP_PORT $*" >"$XP/run"
+		rc=$?
+		cp "$XP/result" "$result"
+		exit $rc
+	) 2>/dev/null
+}
+# xperf_bg RESULT KV...: the same in the background (XP_PID).
+xperf_bg() {
+	xperf_fg "$@" &
+	XP_PID=$!
+}
+
+# Both sides meet at barrier NAME once hostb's server listens.
+xperf_listening() {  # xperf_listening NAME
+	local rc=0
+	if [[ $MRBOND_ROLE == hostb ]]; then
+		wait_until 20 grep -qx listening "$XP/state" || rc=1
+	fi
+	barrier "$1" || rc=1
+	return $rc
+}
+
+# ---- failover timelines, hosta's wall clock (tools/bench/failover.py) ----
+
+# timeline_start DIR: the marker that puts the kernel log on the wall
+# clock, the rail sampler (TIMELINE_SAMPLER), the start.
+timeline_start() {
+	echo "bench: clock $EPOCHREALTIME" >/dev/kmsg
+	rail_sampler "$1/rails.csv" &
+	TIMELINE_SAMPLER=$!
+	echo "start=$EPOCHREALTIME" >"$1/marks"
+}
+timeline_mark() {  # timeline_mark DIR EVENT
+	[[ $MRBOND_ROLE == hosta ]] && echo "$2=$EPOCHREALTIME" >>"$1/marks"
+	return 0
+}
+timeline_end() {  # timeline_end DIR
+	timeline_mark "$1" end
+	kill "$TIMELINE_SAMPLER" 2>/dev/null
+}
+
+# cable_cycle DIR RAIL DOWN_S: RAIL's cable pulled, and put back DOWN_S
+# seconds later, marked on the timeline.
+cable_cycle() {
+	local rc=0
+	timeline_mark "$1" pull
+	cable "$2" down || rc=1
+	sleep "$3"
+	timeline_mark "$1" plug
+	cable "$2" up || rc=1
+	return $rc
 }

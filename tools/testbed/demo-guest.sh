@@ -89,46 +89,39 @@ member0_state() { cat "$SYS/mrbond0/mrbond/members/$(member_name 0)/state"; }
 # short run shows new connections on rail 0 again. Prints as it goes, so
 # that the demo shows it live.
 demo_traffic() {
-	local out=$RAW/traffic rc=0 pid printer i
+	local out=$RAW/traffic rc=0 printer i
 	mkdir -p "$out"
 	if [[ $MRBOND_ROLE == hostb ]]; then
-		(echo "role=server cm_port=$XP_PORT local=$(service_ip 1) conns=$DEMO_CONNS" \
-			"keep_going=1 timeout_ms=$SERVER_MS" >"$XP/run"; cp "$XP/result" "$out/server.kv") \
-			2>/dev/null &
-		pid=$!
-		wait_until 20 grep -qx listening "$XP/state" || rc=1
-		barrier demo-listening || return 1
+		xperf_bg "$out/server.kv" "role=server local=$(service_ip 1) conns=$DEMO_CONNS" \
+			"keep_going=1 timeout_ms=$SERVER_MS"
+		xperf_listening demo-listening || return 1
 	else
-		barrier demo-listening || return 1
-		echo "bench: clock $EPOCHREALTIME" >/dev/kmsg
-		rail_sampler "$out/rails.csv" &
-		SAMPLER=$!
-		echo "start=$EPOCHREALTIME" >"$out/marks"
-		(echo "role=client cm_port=$XP_PORT local=$(service_ip 0) peer=$(service_ip 1)" \
+		xperf_listening demo-listening || return 1
+		timeline_start "$out"
+		xperf_bg "$out/client.kv" "role=client local=$(service_ip 0) peer=$(service_ip 1)" \
 			"dev=mrbond0 conns=$DEMO_CONNS mode=write size=65536" \
-			"duration_ms=$((RUN_S * 1000)) keep_going=1" >"$XP/run"; cp "$XP/result" "$out/client.kv") \
-			2>/dev/null &
-		pid=$!
+			"duration_ms=$((RUN_S * 1000)) keep_going=1"
 		echo "# $DEMO_CONNS connections writing through mrbond0 (rates are each rail's, hosta's side):"
-		live_rates "$pid" &
+		live_rates "$XP_PID" &
 		printer=$!
 	fi
 	sleep "$PULL_AT"
-	[[ $MRBOND_ROLE == hosta ]] && { echo "pull=$EPOCHREALTIME" >>"$out/marks"; echo "# >>> rail 0's cable pulled"; }
+	timeline_mark "$out" pull
+	[[ $MRBOND_ROLE == hosta ]] && echo "# >>> rail 0's cable pulled"
 	cable 0 down || rc=1
 	[[ $MRBOND_ROLE == hosta ]] &&
 		wait_for 15 eval '[[ $(member0_state) == unusable ]]' &&
 		echo "# >>> $(member_name 0) unusable; the connections on rail 1 go on"
 	sleep $((PLUG_AT - PULL_AT))
-	[[ $MRBOND_ROLE == hosta ]] && { echo "plug=$EPOCHREALTIME" >>"$out/marks"; echo "# >>> rail 0's cable back"; }
+	timeline_mark "$out" plug
+	[[ $MRBOND_ROLE == hosta ]] && echo "# >>> rail 0's cable back"
 	cable 0 up || rc=1
 	[[ $MRBOND_ROLE == hosta ]] && wait_for 60 eval '[[ $(member0_state) == usable ]]' &&
 		echo "# >>> $(member_name 0) usable again: new connections may land on it"
-	wait "$pid" || rc=1
+	wait "$XP_PID" || rc=1
 	if [[ $MRBOND_ROLE == hosta ]]; then
 		wait "$printer"
-		echo "end=$EPOCHREALTIME" >>"$out/marks"
-		kill "$SAMPLER" 2>/dev/null
+		timeline_end "$out"
 		echo "# $(grep -E '^(mbps|conns_broken|duplicates|lost|status)=' "$out/client.kv" | tr '\n' ' ')"
 	fi
 	dmesg >"$out/dmesg.$MRBOND_ROLE"

@@ -161,6 +161,10 @@ struct xp_conn {
 	u64 data_ok_steady;	/* ... when the last connection was READY */
 	u64 data_ok_stop;	/* ... when posting stopped */
 	u64 data_ok_gen;	/* ... in this generation */
+	/* The first and the last data completion while posting (paced rate). */
+	u64 t_first_ok;
+	u64 t_last_ok;
+	u64 data_ok_last;	/* data_ok at t_last_ok */
 	u64 recv_data;
 	u64 verify_errors;	/* server: bad DATA or target, for RESULT */
 	u64 seq_gaps;

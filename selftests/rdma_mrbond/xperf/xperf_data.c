@@ -398,6 +398,11 @@ static void xp_done(struct ib_cq *cq, struct ib_wc *wc)
 	case XP_OP_WRITE:
 		c->data_ok++;
 		c->data_ok_gen++;
+		if (!r->stopping) {
+			c->t_last_ok = ktime_get_ns();
+			c->t_first_ok = c->t_first_ok ?: c->t_last_ok;
+			c->data_ok_last = c->data_ok;
+		}
 		break;
 	case XP_OP_CTRL:
 		xp_ctrl_sent(c);
