@@ -115,15 +115,22 @@ guest_suite() { # guest_suite LABEL TOPOLOGY SCRIPT TIMEOUT [ARGS]
 	[[ -n $p ]] || { p=0; f=1; }
 	record "guest-$label" "$p" "$f"
 }
+# The control-plane suites (t0-control, t0-knobs, t1-control) run once, on
+# the checking kernel of the debug stage below, which runs every suite but
+# the bench, the demo and the DMA members; the data-path suites run on both
+# kernels (timing on this one, checks on that). Without the debug stage
+# (MRBOND_DEBUG_SUITES=0) they run here.
+DEBUG_SUITES=${MRBOND_DEBUG_SUITES:-1}
 guest_suite t0-bench t0 selftests/rdma_mrbond/t0_single.sh 600
-guest_suite t0-control t0 selftests/rdma_mrbond/t0_control.sh 900
+((DEBUG_SUITES)) || guest_suite t0-control t0 selftests/rdma_mrbond/t0_control.sh 900
 # Two vCPUs: its race tests need both sides of a window to run at once.
 guest_suite t0-datapath t0 selftests/rdma_mrbond/t0_datapath.sh 1200 --cpus 2
-guest_suite t0-knobs t0 selftests/rdma_mrbond/t0_knobs.sh 900
+((DEBUG_SUITES)) || guest_suite t0-knobs t0 selftests/rdma_mrbond/t0_knobs.sh 900
 # The demo (the README's main job) as a suite: LACP, RoCE on every rail,
 # mrbond0 carrying traffic through a cable pull and back.
 guest_suite t1-demo t1 tools/testbed/demo-guest.sh 1200 --links "${MRBOND_LINKS:-2}"
-guest_suite t1-control t1 selftests/rdma_mrbond/t1_control.sh 1200 --links "${MRBOND_LINKS:-2}"
+((DEBUG_SUITES)) ||
+	guest_suite t1-control t1 selftests/rdma_mrbond/t1_control.sh 1200 --links "${MRBOND_LINKS:-2}"
 guest_suite t1-nvme t1 selftests/rdma_mrbond/t1_nvme.sh 1500 --links "${MRBOND_LINKS:-2}"
 # Its NVMe-oF and NFS flows again over members that need DMA mapping: the
 # rdma_rxe_dma doubles, in both guests; only hosta, the initiator, bounces
@@ -150,7 +157,7 @@ check bench-plots /usr/bin/python3 tools/bench/plot.py "$LOGDIR/bench-smoke/benc
 # load) is not repeated: it takes no lock the other suites do not. The modules are built for it in a
 # copy of the sources, so that this tree keeps the CI kernel's objects.
 # MRBOND_DEBUG_SUITES=0 leaves the stage out (a quicker developer run).
-if [[ ${MRBOND_DEBUG_SUITES:-1} == 1 ]]; then
+if ((DEBUG_SUITES)); then
 	start=$SECONDS
 	DKDIR=$(MRBOND_KERNEL_DEBUG=1 bash tools/testbed/build-kernel.sh) ||
 		{ record debug-kernel 0 1; finish; }

@@ -168,7 +168,8 @@ class Guest:
         # MRBOND_MEMBERS=dma makes the T1 members DMA-mapping doubles;
         # MRBOND_BENCH_* are tools/bench/guest.sh's settings.
         for var in ("NVME_DEV_MODE", "MRBOND_STAGE", "MRBOND_MEMBERS", "MRBOND_BENCH_QUICK",
-                    "MRBOND_BENCH_RATE", "MRBOND_BENCH_REPS", "MRBOND_BENCH_MS"):
+                    "MRBOND_BENCH_RATE", "MRBOND_BENCH_REPS", "MRBOND_BENCH_MS",
+                    "MRBOND_BENCH_CASES"):
             if os.environ.get(var):
                 env += f" {var}={shlex.quote(os.environ[var])}"
         cmd += ["--exec", f"cd {a.root} && {env} bash {a.script} {self.role}"]
