@@ -29,7 +29,7 @@ if ((QUICK)); then
 else
 	REPS=${MRBOND_BENCH_REPS:-5} DURATION_MS=${MRBOND_BENCH_MS:-5000} LAT_ITERS=500
 	AGG_SPECS="write:65536 write:1048576 send:4096"
-	POLICIES="rr wrr lqf hash" PLACE_VARIANTS="quarter foreign" PLACE_CONNS=16
+	POLICIES="rr wrr wrr+weights lqf hash" PLACE_VARIANTS="quarter foreign" PLACE_CONNS=16
 	PLACE_GAP_MS=1500 CONNECT_COUNTS="1 64 512" FO_RUN_S=30 FO_PULL_S=8 FO_PLUG_S=18
 	# 512 connections take minutes to open under TCG: two repetitions.
 	CONNECT_REPS=$((REPS < 2 ? REPS : 2))
@@ -98,7 +98,10 @@ latency() {  # latency PHASE: 64 B SEND ping-pong, one connection
 # ib_write_bw on its member (foreign). PLACE_CONNS connections opened
 # PLACE_GAP_MS apart (the bond samples utilisation every second), each
 # writing from its READY on; per policy the members' QPs once all are open
-# and, from the rails' counters, how much each rail carried.
+# and, from the rails' counters, how much each rail carried. "wrr+weights"
+# is wrr with admin weights in proportion to the members' shaped rates (what
+# an operator sets for a slower link); every other policy runs with the
+# default weights.
 placement() {
 	local variant=$1 hot=$((MRBOND_LINKS - 1)) bits policy rc=0 i cap
 	bits=$(rate_bits "$RATE")
@@ -109,24 +112,41 @@ placement() {
 		echo "$cap" >"$SYS/mrbond0/mrbond/members/$(member_name "$i")/capacity_mbps" || rc=1
 	done
 	for policy in $POLICIES; do
-		echo "$policy" >"$SYS/mrbond0/mrbond/policy" || { rc=1; continue; }
+		# Foreign traffic leaves the rates equal: no weights to give.
+		[[ $variant != quarter && $policy == *+weights ]] && continue
+		member_weights "$variant" "$policy" || rc=1
+		echo "${policy%+weights}" >"$SYS/mrbond0/mrbond/policy" || { rc=1; continue; }
 		[[ $variant == foreign ]] && foreign_start "$hot" "$policy"
 		run_case "placement-$variant" "$policy" "local=$(service_ip 1) conns=$PLACE_CONNS" -- \
 			"local=$(service_ip 0) peer=$(service_ip 1) dev=mrbond0 conns=$PLACE_CONNS" \
 			"mode=write size=65536 open_gap_ms=$PLACE_GAP_MS duration_ms=$DURATION_MS" || rc=1
 		[[ $variant == foreign ]] && { foreign_stop "$RAW/placement-$variant/$policy/$RUN_SEQ" || rc=1; }
 	done
+	member_weights "" "" || rc=1
 	shape_rails || rc=1
 	return $rc
 }
 
+member_weights() {  # member_weights VARIANT POLICY
+	local i w
+	for ((i = 0; i < MRBOND_LINKS; i++)); do
+		w=100
+		[[ $1 == quarter && $2 == *+weights && $i == $((MRBOND_LINKS - 1)) ]] && w=25
+		echo "$w" >"$SYS/mrbond0/mrbond/members/$(member_name "$i")/weight" || return 1
+	done
+}
+
 # Foreign traffic on RAIL: ib_write_bw between the rail's members, hostb
-# serving, for longer than a placement run lasts.
+# serving, for longer than a placement run lasts. Its QP's ACK timeout is
+# raised from perftest's 67 ms (-u 14) to 1 s (-u 18), as rdma_cm's is: on a
+# rail the bond's connections share, the shaped queue delays ACKs beyond
+# 67 ms, the requester retransmits WRITEs still in flight, and rxe ends the
+# run with a remote invalid request error (measured: every run failed so).
 foreign_start() {  # foreign_start RAIL TAG
 	local dev gid secs=$((PLACE_CONNS * PLACE_GAP_MS / 1000 + DURATION_MS / 1000 + 10))
 	dev=$(member_name "$1")
 	gid=$(gid_index_of "$dev" "$(rail_ip "$1" "$ME")") || return 1
-	FOREIGN=(ib_write_bw -d "$dev" -x "$gid" -p $((PORT_BASE + 40)) -s 65536 -D "$secs")
+	FOREIGN=(ib_write_bw -d "$dev" -x "$gid" -p $((PORT_BASE + 40)) -s 65536 -D "$secs" -u 18)
 	if [[ $MRBOND_ROLE == hostb ]]; then
 		timeout $((secs + 30)) "${FOREIGN[@]}" >"$TB_TMP/foreign" 2>&1 &
 		FOREIGN_PID=$!
@@ -301,7 +321,10 @@ plan_runs() {
 	n=2	# selfcheck
 	n=$((n + REPS * per_rep))
 	has_case connect && n=$((n + CONNECT_REPS * 2 * counts))
-	has_case placement && n=$((n + variants * policies))
+	if has_case placement; then
+		n=$((n + variants * policies))
+		[[ " $POLICIES " == *+weights* ]] && n=$((n - variants + 1))
+	fi
 	echo "$n"
 }
 
@@ -375,7 +398,7 @@ meta() {
 # ---- the KTAP tests: the pipeline works; speed is judged by nobody here ----
 
 # Every run of the cases named by the glob: both sides status=ok, nothing
-# lost or duplicated, bytes moved.
+# lost or duplicated, bytes moved, and any traffic beside it ran.
 runs_ok() {
 	local f rc=0 n=0
 	for f in $RAW/$1/*.$MRBOND_ROLE.kv; do
@@ -384,6 +407,11 @@ runs_ok() {
 		grep -qx status=ok "$f" || { echo "$f: $(grep -E '^(status|error)=' "$f" | tr '\n' ' ')"; rc=1; }
 		grep -qx duplicates=0 "$f" && grep -qx lost=0 "$f" ||
 			{ echo "$f: duplicates or lost completions"; rc=1; }
+		# Traffic beside the run (placement-foreign) must have run too.
+		if [[ -e ${f%.kv}.foreign ]] && ! grep -qx status=ok "${f%.kv}.foreign"; then
+			echo "${f%.kv}.foreign: the traffic beside the run failed"
+			rc=1
+		fi
 	done
 	((n > 0)) || { echo "no run of $1"; return 1; }
 	return $rc
