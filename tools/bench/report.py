@@ -140,7 +140,8 @@ def aggregate(runs):
     for links, case in sorted({(r.links, r.case) for r in runs
                                if r.case.startswith("aggregate-")}):
         _, op, size = case.split("-")
-        mine = [r for r in runs if r.case == case and r.links == links]
+        # A failed run measured nothing: runs_ok lists it, the figures leave it out.
+        mine = [r for r in runs if r.case == case and r.links == links and r.ok]
         alone = sorted({r.variant for r in mine if r.variant.startswith("alone")})
         # Rep k of the sum: rep k of every member alone.
         per_member = {v: [r.mbps() for r in mine if r.variant == v] for v in alone}
@@ -176,7 +177,7 @@ def latency(runs):
         _, op, size = case.split("-")
         entry = {"op": op, "size_bytes": int(size), "unit": "us"}
         for variant in ("raw", "bond"):
-            mine = [r for r in runs if r.case == case and r.variant == variant]
+            mine = [r for r in runs if r.case == case and r.variant == variant and r.ok]
             entry[variant] = {
                 "p50": spread(num(r.client, "lat_p50_ns") / 1000 for r in mine
                               if num(r.client, "lat_p50_ns")),
@@ -236,7 +237,7 @@ def connect(runs):
                        key=lambda c: int(c.split("-")[1])):
         entry = {"conns": int(case.split("-")[1]), "unit": "us"}
         for variant in ("raw", "bond"):
-            mine = [r for r in runs if r.case == case and r.variant == variant]
+            mine = [r for r in runs if r.case == case and r.variant == variant and r.ok]
             entry[variant] = {p: spread(num(r.client, f"connect_{p}_ns") / 1000 for r in mine
                                         if num(r.client, f"connect_{p}_ns"))
                               for p in ("p50", "p99", "max")}
@@ -315,13 +316,14 @@ def report_md(res):
         f"{m['duration_ms']} ms, guests with {m['vcpus']} vCPU(s) under TCG"
         f"{', quick mode' if m['quick'] else ''}. Members: {m['members']}.",
         "",
-        "## Aggregate bandwidth (payload Mbit/s, median [min–max])",
+        "## Aggregate bandwidth (payload Mbit/s, median [min–max] ×runs)",
         "",
         "| rails | op | size | QPs | Σ members alone | by hand | bond | bond/Σ | bond/by hand |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for a in res["aggregate"]:
-        cell = lambda s: f"{fmt(s['median'])} [{fmt(s['min'])}–{fmt(s['max'])}]"  # noqa: E731
+        cell = lambda s: (f"{fmt(s['median'])} [{fmt(s['min'])}–{fmt(s['max'])}] "  # noqa: E731
+                          f"×{len(s['runs'])}")
         lines.append(f"| {a['rails']} | {a['op']} | {a['size_bytes']} | {a['qps']} | "
                      f"{cell(a['sum_members'])} | "
                      f"{cell(a['by_hand'])} | {cell(a['bond'])} | {fmt(a['bond_vs_sum'], 3)} | "
