@@ -483,22 +483,16 @@ setup_bond() {
 }
 
 # rdma link add of member I on its slave NIC. With MRBOND_MEMBERS_FIRST=1
-# (members with GUIDs of their own, see setup_t1) the NIC wears a MAC of
-# this member's own for the moment of creation: rxe takes its node GUID from
-# the MAC then, and a slave wears the bond's. Each creation gets a new one,
-# as a new HCA would: a re-created member with its old GUID hands out its
-# old QPNs again, and ib_cm rejected some of its connections as stale
-# (reason 10) once a bond over it had come and gone. member_create I NIC
+# (members with GUIDs of their own, see setup_t1) the NIC gets its own MAC
+# back for the moment of creation: rxe takes its node GUID from the MAC then,
+# and a slave wears the bond's. member_create I NIC
 member_create() {
-	local own worn rc gen
-	worn=$(<"/sys/class/net/$2/address")
-	if [[ ${MRBOND_MEMBERS_FIRST:-0} != 1 ]]; then
+	local own worn rc
+	own=$(link_mac "$(role_index)" "$1") worn=$(<"/sys/class/net/$2/address")
+	if [[ ${MRBOND_MEMBERS_FIRST:-0} != 1 || $own == "$worn" ]]; then
 		bq -t 60 rdma link add "$(member_name "$1")" type "$MEMBER_TYPE" netdev "$2"
 		return
 	fi
-	gen=$(($(cat "$TB_TMP/member-gen" 2>/dev/null || echo 0) + 1))
-	echo "$gen" >"$TB_TMP/member-gen"
-	own=$(printf '06:00:%02x:%02x:%02x:00' "$(role_index)" "$1" $((gen % 256)))
 	ip link set dev "$2" address "$own" || return 1
 	bq -t 60 rdma link add "$(member_name "$1")" type "$MEMBER_TYPE" netdev "$2"
 	rc=$?
