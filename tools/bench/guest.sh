@@ -111,10 +111,10 @@ placement() {
 		[[ $variant == quarter && $i == "$hot" ]] && cap=$((cap / 4))
 		echo "$cap" >"$SYS/mrbond0/mrbond/members/$(member_name "$i")/capacity_mbps" || rc=1
 	done
-	for policy in $POLICIES; do
-		# Foreign traffic leaves the rates equal: no weights to give.
-		[[ $variant != quarter && $policy == *+weights ]] && continue
-		member_weights "$variant" "$policy" || rc=1
+	for policy in $(place_policies "$variant"); do
+		# The hot rail's admin weight: a quarter of the others' for
+		# wrr+weights (only the quarter variant runs it).
+		hot_weight "$([[ $policy == *+weights ]] && echo 25 || echo 100)" || rc=1
 		echo "${policy%+weights}" >"$SYS/mrbond0/mrbond/policy" || { rc=1; continue; }
 		[[ $variant == foreign ]] && foreign_start "$hot" "$policy"
 		run_case "placement-$variant" "$policy" "local=$(service_ip 1) conns=$PLACE_CONNS" -- \
@@ -122,16 +122,25 @@ placement() {
 			"mode=write size=65536 open_gap_ms=$PLACE_GAP_MS duration_ms=$DURATION_MS" || rc=1
 		[[ $variant == foreign ]] && { foreign_stop "$RAW/placement-$variant/$policy/$RUN_SEQ" || rc=1; }
 	done
-	member_weights "" "" || rc=1
+	hot_weight 100 || rc=1
 	shape_rails || rc=1
 	return $rc
 }
 
-member_weights() {  # member_weights VARIANT POLICY
+# The policies placement runs for VARIANT: foreign traffic leaves the rails'
+# rates equal, so there are no weights to give.
+place_policies() {  # place_policies VARIANT
+	local p
+	for p in $POLICIES; do
+		[[ $1 != quarter && $p == *+weights ]] || echo "$p"
+	done
+}
+
+hot_weight() {  # hot_weight W: the last (hot) rail's member at W, the others at 100
 	local i w
 	for ((i = 0; i < MRBOND_LINKS; i++)); do
 		w=100
-		[[ $1 == quarter && $2 == *+weights && $i == $((MRBOND_LINKS - 1)) ]] && w=25
+		((i == MRBOND_LINKS - 1)) && w=$1
 		echo "$w" >"$SYS/mrbond0/mrbond/members/$(member_name "$i")/weight" || return 1
 	done
 }
@@ -313,17 +322,15 @@ failover_xperf() {
 
 # How many runs bench_runs makes (run.sh's progress line).
 plan_runs() {
-	local aggs counts variants policies per_rep=0 n
+	local aggs counts per_rep=0 n v
 	aggs=$(wc -w <<<"$AGG_SPECS") counts=$(wc -w <<<"$CONNECT_COUNTS")
-	variants=$(wc -w <<<"$PLACE_VARIANTS") policies=$(wc -w <<<"$POLICIES")
 	has_case aggregate && per_rep=$((per_rep + aggs * (MRBOND_LINKS + 2)))
 	has_case latency && per_rep=$((per_rep + 2))
 	n=2	# selfcheck
 	n=$((n + REPS * per_rep))
 	has_case connect && n=$((n + CONNECT_REPS * 2 * counts))
 	if has_case placement; then
-		n=$((n + variants * policies))
-		[[ " $POLICIES " == *+weights* ]] && n=$((n - variants + 1))
+		for v in $PLACE_VARIANTS; do n=$((n + $(place_policies "$v" | wc -l))); done
 	fi
 	echo "$n"
 }
