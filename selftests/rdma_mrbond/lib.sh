@@ -525,7 +525,20 @@ bond_ahead() {
 	done
 	klog_after reorder | grep -E "mrbond0 is behind member" &&
 		{ echo "a member is still ahead of mrbond0 in rdma_cm's device order"; return 1; }
-	return 0
+	[[ ${MRBOND_MEMBERS_FIRST:-0} != 1 ]] || member_guids_distinct
+}
+
+# Whether every member has a node GUID of its own; if not, names the shared
+# one. Used side by side without the bond, members with one GUID collide in
+# ib_cm (REJ "stale connection", or a DREQ to the older connection).
+member_guids_distinct() {
+	local i guid seen=" "
+	for ((i = 0; i < MRBOND_LINKS; i++)); do
+		guid=$(<"/sys/class/infiniband/$(member_name "$i")/node_guid") || return 1
+		[[ $seen == *" $guid "* ]] &&
+			{ echo "$(member_name "$i") shares node GUID $guid with another member"; return 1; }
+		seen+="$guid "
+	done
 }
 
 # ---- NVMe-oF over the T1 rails: hostb's target, hosta's controller ----
