@@ -58,6 +58,9 @@ struct mrbond_member_info {
 	u8 utilisation_known;
 	u32 utilisation;	/* permille of capacity_seen */
 	u32 capacity_mbps;	/* the operator's, 0 = link speed */
+	u64 placements;
+	u64 flushed_wr;
+	u64 wrong_member_key;
 };
 
 struct mrbond_bond_info {

@@ -187,6 +187,10 @@ static int mrbond_put_member(struct sk_buff *skb,
 	    (m->utilisation_known &&
 	     nla_put_u32(skb, RDMA_MRBOND_A_MEMBER_UTILISATION, m->utilisation)) ||
 	    nla_put_u32(skb, RDMA_MRBOND_A_MEMBER_CAPACITY_MBPS, m->capacity_mbps) ||
+	    nla_put_u64_64bit(skb, RDMA_MRBOND_A_MEMBER_PLACEMENTS, m->placements, 0) ||
+	    nla_put_u64_64bit(skb, RDMA_MRBOND_A_MEMBER_FLUSHED_WR, m->flushed_wr, 0) ||
+	    nla_put_u64_64bit(skb, RDMA_MRBOND_A_MEMBER_WRONG_MEMBER_KEY,
+			      m->wrong_member_key, 0) ||
 	    mrbond_nl_put_member_knobs(skb, ki, m->ibdev))
 		return -EMSGSIZE;
 	nla_nest_end(skb, nest);

@@ -71,7 +71,7 @@ const struct nla_policy rdma_mrbond_knob_status_nl_policy[RDMA_MRBOND_A_KNOB_STA
 	[RDMA_MRBOND_A_KNOB_STATUS_ERRNO] = { .type = NLA_U32, },
 };
 
-const struct nla_policy rdma_mrbond_member_nl_policy[RDMA_MRBOND_A_MEMBER_CAPACITY_MBPS + 1] = {
+const struct nla_policy rdma_mrbond_member_nl_policy[RDMA_MRBOND_A_MEMBER_WRONG_MEMBER_KEY + 1] = {
 	[RDMA_MRBOND_A_MEMBER_IBDEV] = { .type = NLA_NUL_STRING, .len = 63, },
 	[RDMA_MRBOND_A_MEMBER_NETDEV_IFINDEX] = { .type = NLA_U32, },
 	[RDMA_MRBOND_A_MEMBER_WEIGHT] = NLA_POLICY_RANGE(NLA_U32, 1, 1000),
@@ -90,6 +90,9 @@ const struct nla_policy rdma_mrbond_member_nl_policy[RDMA_MRBOND_A_MEMBER_CAPACI
 	[RDMA_MRBOND_A_MEMBER_PFC_OVERRIDE_CLEAR] = { .type = NLA_FLAG, },
 	[RDMA_MRBOND_A_MEMBER_UTILISATION] = { .type = NLA_U32, },
 	[RDMA_MRBOND_A_MEMBER_CAPACITY_MBPS] = NLA_POLICY_FULL_RANGE(NLA_U32, &rdma_mrbond_a_member_capacity_mbps_range),
+	[RDMA_MRBOND_A_MEMBER_PLACEMENTS] = { .type = NLA_U64, },
+	[RDMA_MRBOND_A_MEMBER_FLUSHED_WR] = { .type = NLA_U64, },
+	[RDMA_MRBOND_A_MEMBER_WRONG_MEMBER_KEY] = { .type = NLA_U64, },
 };
 
 const struct nla_policy rdma_mrbond_pfc_nl_policy[RDMA_MRBOND_A_PFC_ENABLE_BITMAP + 1] = {

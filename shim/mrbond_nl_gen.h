@@ -15,7 +15,7 @@
 extern const struct nla_policy rdma_mrbond_counters_nl_policy[RDMA_MRBOND_A_COUNTERS_RX_PFC_PRIO7 + 1];
 extern const struct nla_policy rdma_mrbond_ecn_nl_policy[RDMA_MRBOND_A_ECN_ENABLE + 1];
 extern const struct nla_policy rdma_mrbond_knob_status_nl_policy[RDMA_MRBOND_A_KNOB_STATUS_ERRNO + 1];
-extern const struct nla_policy rdma_mrbond_member_nl_policy[RDMA_MRBOND_A_MEMBER_CAPACITY_MBPS + 1];
+extern const struct nla_policy rdma_mrbond_member_nl_policy[RDMA_MRBOND_A_MEMBER_WRONG_MEMBER_KEY + 1];
 extern const struct nla_policy rdma_mrbond_pfc_nl_policy[RDMA_MRBOND_A_PFC_ENABLE_BITMAP + 1];
 
 int rdma_mrbond_nl_bond_get_dump_start(struct netlink_callback *cb);

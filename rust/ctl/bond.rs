@@ -463,6 +463,14 @@ impl Bond {
                 break;
             };
             *dst = member_info(&st, member, m);
+            let load = self
+                .counters
+                .get(slot)
+                .map(|c| c.load())
+                .unwrap_or_default();
+            dst.placements = st.placed.get(slot).copied().unwrap_or(0);
+            dst.flushed_wr = load.flushed;
+            dst.wrong_member_key = load.wrong_key;
             out.nmembers = out.nmembers.saturating_add(1);
         }
     }
@@ -712,6 +720,9 @@ pub(crate) fn zeroed_info() -> BondInfo {
             utilisation_known: 0,
             utilisation: 0,
             capacity_mbps: 0,
+            placements: 0,
+            flushed_wr: 0,
+            wrong_member_key: 0,
         }; MAX_MEMBERS],
     }
 }
@@ -768,6 +779,11 @@ fn member_info(st: &BondState, member: &Member, m: MemberIndex) -> MemberInfo {
         utilisation_known: u8::from(util.is_some()),
         utilisation: u32::from(util.unwrap_or(0)),
         capacity_mbps: member.capacity_mbps,
+        // The counters of the member's QPs: filled by the caller, which
+        // holds them.
+        placements: 0,
+        flushed_wr: 0,
+        wrong_member_key: 0,
     }
 }
 

@@ -126,10 +126,13 @@ pub struct mrbond_member_info {
     pub utilisation_known: u8_,
     pub utilisation: u32_,
     pub capacity_mbps: u32_,
+    pub placements: u64_,
+    pub flushed_wr: u64_,
+    pub wrong_member_key: u64_,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
-    ["Size of mrbond_member_info"][::core::mem::size_of::<mrbond_member_info>() - 120usize];
+    ["Size of mrbond_member_info"][::core::mem::size_of::<mrbond_member_info>() - 144usize];
     ["Alignment of mrbond_member_info"][::core::mem::align_of::<mrbond_member_info>() - 8usize];
     ["Offset of field: mrbond_member_info::ibdev"]
         [::core::mem::offset_of!(mrbond_member_info, ibdev) - 0usize];
@@ -161,6 +164,12 @@ const _: () = {
         [::core::mem::offset_of!(mrbond_member_info, utilisation) - 108usize];
     ["Offset of field: mrbond_member_info::capacity_mbps"]
         [::core::mem::offset_of!(mrbond_member_info, capacity_mbps) - 112usize];
+    ["Offset of field: mrbond_member_info::placements"]
+        [::core::mem::offset_of!(mrbond_member_info, placements) - 120usize];
+    ["Offset of field: mrbond_member_info::flushed_wr"]
+        [::core::mem::offset_of!(mrbond_member_info, flushed_wr) - 128usize];
+    ["Offset of field: mrbond_member_info::wrong_member_key"]
+        [::core::mem::offset_of!(mrbond_member_info, wrong_member_key) - 136usize];
 };
 impl Default for mrbond_member_info {
     fn default() -> Self {
@@ -187,7 +196,7 @@ pub struct mrbond_bond_info {
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
-    ["Size of mrbond_bond_info"][::core::mem::size_of::<mrbond_bond_info>() - 2032usize];
+    ["Size of mrbond_bond_info"][::core::mem::size_of::<mrbond_bond_info>() - 2416usize];
     ["Alignment of mrbond_bond_info"][::core::mem::align_of::<mrbond_bond_info>() - 8usize];
     ["Offset of field: mrbond_bond_info::ibdev_index"]
         [::core::mem::offset_of!(mrbond_bond_info, ibdev_index) - 0usize];

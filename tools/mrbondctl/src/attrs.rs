@@ -91,6 +91,9 @@ pub enum MemberAttr {
     PfcOverrideClear = RDMA_MRBOND_A_MEMBER_PFC_OVERRIDE_CLEAR as u16,
     Utilisation = RDMA_MRBOND_A_MEMBER_UTILISATION as u16,
     CapacityMbps = RDMA_MRBOND_A_MEMBER_CAPACITY_MBPS as u16,
+    Placements = RDMA_MRBOND_A_MEMBER_PLACEMENTS as u16,
+    FlushedWr = RDMA_MRBOND_A_MEMBER_FLUSHED_WR as u16,
+    WrongMemberKey = RDMA_MRBOND_A_MEMBER_WRONG_MEMBER_KEY as u16,
 }
 impl neli::consts::genl::NlAttrType for MemberAttr {}
 
@@ -178,6 +181,9 @@ pub fn member_attr_name(nr: u16) -> Option<&'static str> {
         MemberAttr::PfcOverrideClear => "pfc-override-clear",
         MemberAttr::Utilisation => "utilisation",
         MemberAttr::CapacityMbps => "capacity-mbps",
+        MemberAttr::Placements => "placements",
+        MemberAttr::FlushedWr => "flushed-wr",
+        MemberAttr::WrongMemberKey => "wrong-member-key",
         MemberAttr::UnrecognizedConst(_) => return None,
     })
 }
@@ -464,7 +470,9 @@ mod tests {
         assert_eq!(member_attr_name(13), Some("knob-status"));
         assert_eq!(member_attr_name(17), Some("utilisation"));
         assert_eq!(member_attr_name(18), Some("capacity-mbps"));
-        assert_eq!(member_attr_name(19), None);
+        assert_eq!(member_attr_name(19), Some("placements"));
+        assert_eq!(member_attr_name(21), Some("wrong-member-key"));
+        assert_eq!(member_attr_name(22), None);
         assert_eq!(u8::from(Cmd::EcnSet), 9);
         assert_eq!(u8::from(Cmd::PfcSet), 10);
         assert_eq!(u16::from(BondAttr::Counters), 12);

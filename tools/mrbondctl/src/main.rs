@@ -7,14 +7,6 @@
 //! in [`output`]. Exit status: 0 success, 1 kernel or runtime error,
 //! 2 usage error.
 
-mod attrs;
-mod error;
-mod knob_args;
-mod knob_output;
-mod msg;
-mod nl;
-mod output;
-mod sys;
 
 use std::io::{self, Write};
 use std::process::ExitCode;
@@ -22,10 +14,11 @@ use std::time::{Duration, Instant};
 
 use clap::{ArgGroup, Args, Parser, Subcommand};
 
-use crate::attrs::{AdminState, Cmd, Mode, Policy, MCGRP_EVENTS};
-use crate::error::Error;
-use crate::msg::{Bond, MemberSpec};
-use crate::nl::{Client, Notification};
+use mrbondctl::attrs::{self, AdminState, Cmd, Mode, Policy, MCGRP_EVENTS};
+use mrbondctl::error::Error;
+use mrbondctl::msg::{self, Bond, MemberSpec};
+use mrbondctl::nl::{Client, Notification};
+use mrbondctl::{knob_args, knob_output, output, sys};
 
 #[derive(Debug, Parser)]
 #[command(

@@ -86,6 +86,12 @@ pub struct Member {
     pub utilisation: Option<u32>,
     /// Capacity for utilisation, Mb/s; 0 = the link speed.
     pub capacity_mbps: Option<u32>,
+    /// QPs placed on the member since it joined.
+    pub placements: Option<u64>,
+    /// WRs of its QPs completed with a flush error.
+    pub flushed_wr: Option<u64>,
+    /// Posts refused because a key was another member's.
+    pub wrong_member_key: Option<u64>,
 }
 
 /// One `knob-status` nest: the knobs (bit = knob id) sharing a status.
@@ -360,6 +366,11 @@ pub fn parse_member(nest: &Nlattr<BondAttr, Buffer>) -> Result<Member, Error> {
             MemberAttr::PfcOverride => m.pfc_override = Some(get_u32("pfc-override", p)?),
             MemberAttr::Utilisation => m.utilisation = Some(get_u32("utilisation", p)?),
             MemberAttr::CapacityMbps => m.capacity_mbps = Some(get_u32("capacity-mbps", p)?),
+            MemberAttr::Placements => m.placements = Some(get_u64("placements", p)?),
+            MemberAttr::FlushedWr => m.flushed_wr = Some(get_u64("flushed-wr", p)?),
+            MemberAttr::WrongMemberKey => {
+                m.wrong_member_key = Some(get_u64("wrong-member-key", p)?)
+            }
             MemberAttr::PfcOverrideClear | MemberAttr::UnrecognizedConst(_) => {}
         }
     }
@@ -501,6 +512,9 @@ pub(crate) mod tests {
         m0.extend(nla(12, &[1]));
         m0.extend(nla(17, &375u32.to_ne_bytes()));
         m0.extend(nla(18, &0u32.to_ne_bytes()));
+        m0.extend(nla(19, &9u64.to_ne_bytes()));
+        m0.extend(nla(20, &40u64.to_ne_bytes()));
+        m0.extend(nla(21, &2u64.to_ne_bytes()));
 
         let mut m1 = Vec::new();
         m1.extend(nla(1, b"rxe1\0"));
@@ -671,6 +685,9 @@ pub(crate) mod tests {
                     pfc_override: None,
                     utilisation: Some(375),
                     capacity_mbps: Some(0),
+                    placements: Some(9),
+                    flushed_wr: Some(40),
+                    wrong_member_key: Some(2),
                 },
                 Member {
                     ibdev: "rxe1".into(),
@@ -690,6 +707,7 @@ pub(crate) mod tests {
                     pfc_override: None,
                     utilisation: None,
                     capacity_mbps: Some(100),
+                    ..Member::default()
                 },
             ]
         );

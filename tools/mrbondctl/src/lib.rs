@@ -1,0 +1,14 @@
+// SPDX-License-Identifier: GPL-2.0
+//! The client side of the "rdma_mrbond" generic netlink family, shared by
+//! the `mrbondctl` command line and `mrbond-exporter`: the UAPI's numbers
+//! and names ([`attrs`]), request builders and reply decoders ([`msg`]),
+//! the transport ([`nl`]) and the renderers ([`output`], [`knob_output`]).
+
+pub mod attrs;
+pub mod error;
+pub mod knob_args;
+pub mod knob_output;
+pub mod msg;
+pub mod nl;
+pub mod output;
+pub mod sys;
