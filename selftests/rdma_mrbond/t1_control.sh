@@ -4,6 +4,8 @@
 # mrbond netdev bond0` makes a rail bond over the slaves' rxe members with the
 # 802.3ad bond as LACP source; cable pulls (QMP) and LACP-only failures (the
 # peer releases a slave) must make the member unusable and usable again.
+# mrbond-exporter's scrape passes promtool, and a real Prometheus (hosta's)
+# scraping it records a member going unusable through a cable pull.
 . "$(dirname "$0")/lib.sh"
 
 SYS=/sys/class/infiniband
@@ -92,6 +94,74 @@ test_member_device_cycle() {
 	wait_for 15 member_is rxe1 usable || { echo "rxe1: $(member_attr rxe1 reason)"; return 1; }
 }
 
+# ---- monitoring: mrbond-exporter and Prometheus (hosta's) ----
+
+EXPORTER=$(dirname "${MRBOND_CTL:?path of mrbondctl}")/mrbond-exporter
+PROM_DIR=$(mktemp -d)
+PROM=http://127.0.0.1:9090
+
+# One scrape, linted as Prometheus does, with both members usable in it.
+test_exporter_promtool() {
+	local out m
+	out=$("$EXPORTER" --once) || return 1
+	promtool check metrics <<<"$out" || return 1
+	grep -qx 'mrbond_up 1' <<<"$out" || { echo "mrbond_up is not 1"; return 1; }
+	for m in rxe0 rxe1; do
+		grep -q "^mrbond_member_usable{bond=\"mrbond0\",member=\"$m\",.*} 1$" <<<"$out" ||
+			{ echo "$m is not usable in the scrape:"; grep '^mrbond_member_usable' <<<"$out"; return 1; }
+	done
+	echo "$(grep -vc '^#' <<<"$out") samples in $(grep -c '^# TYPE' <<<"$out") families"
+}
+
+# The exporter serving, and Prometheus scraping it every second (hosta;
+# started outside run_test, whose output capture would wait for them).
+prometheus_start() {
+	[[ $MRBOND_ROLE == hosta ]] || return 0
+	cat >"$PROM_DIR/prometheus.yml" <<-EOF
+		global: {scrape_interval: 1s, evaluation_interval: 1s}
+		scrape_configs:
+		  - job_name: mrbond
+		    static_configs: [{targets: ['127.0.0.1:9879']}]
+	EOF
+	"$EXPORTER" --listen 127.0.0.1:9879 >"$PROM_DIR/exporter.log" 2>&1 &
+	prometheus --config.file="$PROM_DIR/prometheus.yml" --storage.tsdb.path="$PROM_DIR/data" \
+		--web.listen-address=127.0.0.1:9090 >"$PROM_DIR/prometheus.log" 2>&1 &
+}
+prometheus_stop() {
+	pkill -f "prometheus --config.file=$PROM_DIR"
+	pkill -f "$EXPORTER --listen"
+	return 0
+}
+# prom_query EXPR: the instant value of EXPR's first series, or "none".
+prom_query() {
+	curl -fsS --max-time 5 "$PROM/api/v1/query" --data-urlencode "query=$1" |
+		jq -r '.data.result[0].value[1] // "none"'
+}
+prom_is() { [[ $(prom_query "$1") == "$2" ]]; }
+
+# A cable pull as Prometheus records it: rxe0 unusable while the cable is
+# out, usable again after, rxe1 usable throughout.
+test_exporter_scrape_failover() {
+	local rxe0='max(mrbond_member_usable{bond="mrbond0",member="rxe0"})' rc=0
+	if [[ $MRBOND_ROLE == hosta ]]; then
+		wait_until 120 prom_is 'up{job="mrbond"}' 1 ||
+			{ echo "Prometheus never scraped the exporter"; tail -n 5 "$PROM_DIR"/*.log; rc=1; }
+		((rc)) || wait_until 20 prom_is "$rxe0" 1 || { echo "rxe0: $(prom_query "$rxe0")"; rc=1; }
+	fi
+	cable 0 down || return 1
+	if [[ $MRBOND_ROLE == hosta ]] && ((rc == 0)); then
+		wait_until 30 prom_is "$rxe0" 0 ||
+			{ echo "Prometheus did not record rxe0 unusable: $(prom_query "$rxe0")"; rc=1; }
+	fi
+	cable 0 up || return 1
+	[[ $MRBOND_ROLE == hosta ]] || return 0
+	((rc == 0)) || return 1
+	wait_until 90 prom_is "$rxe0" 1 || { echo "rxe0 not usable again: $(prom_query "$rxe0")"; return 1; }
+	prom_is 'min(min_over_time(mrbond_member_usable{bond="mrbond0",member="rxe1"}[10m]))' 1 ||
+		{ echo "rxe1 was unusable too"; return 1; }
+	echo "transitions of rxe0 as scraped: $(prom_query 'max(mrbond_member_transitions_total{member="rxe0"})')"
+}
+
 test_unload() {
 	modprobe -r rdma_mrbond || return 1
 	[[ ! -e $SYS/mrbond0 ]]
@@ -104,7 +174,7 @@ test_autoload() {
 	rdma link del mrbond0 && modprobe -r rdma_mrbond
 }
 
-ktap_header 8
+ktap_header 10
 if ! out=$(setup_t1 2>&1); then
 	echo "$out" | sed 's/^/# /'
 	echo "Bail out! T1 setup failed"
@@ -113,8 +183,12 @@ fi
 barrier setup || { echo "Bail out! peer never set up"; exit 1; }
 wait_for 60 lacp_converged_now || { echo "Bail out! LACP never converged"; exit 1; }
 run_test bond_over_802.3ad_rails test_create
+run_test exporter_promtool_check test_exporter_promtool
+prometheus_start
 run_test device_order_warning test_device_order
 run_test cable_pull_member_unusable_usable test_cable_pull
+run_test exporter_prometheus_scrape_failover test_exporter_scrape_failover
+prometheus_stop
 run_test lacp_only_failure_and_return test_lacp_only_failure
 run_test member_rdma_link_del_and_add test_member_device_cycle
 kmemleak_test

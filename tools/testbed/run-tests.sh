@@ -75,7 +75,10 @@ modules_install_check() {
 # Test build: the race tests need the fault-injection points.
 check module-build make KDIR="$KBUILD" MRBOND_FAULT_INJECT=1 modules
 [[ -f rdma_mrbond.ko ]] || finish
-check mrbondctl-build cargo build -q -p mrbondctl
+check mrbondctl-build cargo build -q -p mrbondctl -p mrbond-exporter
+# Every query of the dashboard valid PromQL, naming metrics the exporter writes.
+check grafana_dashboard_valid python3 tools/grafana/check-dashboard.py \
+	tools/grafana/rdma_mrbond.json target/debug/mrbond-exporter
 check modules-install modules_install_check
 check module-guest-install bash tools/testbed/install-modules.sh "$KBUILD" "$MRBOND_ROOT"
 check checkpatch bash tools/testbed/checkpatch.sh "$KDIR/src"

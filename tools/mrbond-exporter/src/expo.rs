@@ -54,7 +54,7 @@ impl Family {
 
     /// The family's lines; nothing for a family without samples.
     pub fn encode(&self, out: &mut String) {
-        if self.samples.is_empty() {
+        if self.is_empty() {
             return;
         }
         let _ = writeln!(out, "# HELP {} {}", self.name, escape(self.help, false));

@@ -100,11 +100,26 @@ mod tests {
     #[test]
     fn pma_counters_in_bytes_and_rxe_packets() {
         let h = tree(&[
-            ("sys/class/infiniband/mlx5_0/ports/1/counters/port_xmit_data", "10\n"),
-            ("sys/class/infiniband/mlx5_0/ports/1/counters/port_rcv_data", "3\n"),
-            ("sys/class/infiniband/mlx5_0/ports/1/counters/port_xmit_packets", "2\n"),
-            ("sys/class/infiniband/rxe0/ports/1/hw_counters/sent_pkts", "7\n"),
-            ("sys/class/infiniband/rxe0/ports/1/hw_counters/rcvd_pkts", "8\n"),
+            (
+                "sys/class/infiniband/mlx5_0/ports/1/counters/port_xmit_data",
+                "10\n",
+            ),
+            (
+                "sys/class/infiniband/mlx5_0/ports/1/counters/port_rcv_data",
+                "3\n",
+            ),
+            (
+                "sys/class/infiniband/mlx5_0/ports/1/counters/port_xmit_packets",
+                "2\n",
+            ),
+            (
+                "sys/class/infiniband/rxe0/ports/1/hw_counters/sent_pkts",
+                "7\n",
+            ),
+            (
+                "sys/class/infiniband/rxe0/ports/1/hw_counters/rcvd_pkts",
+                "8\n",
+            ),
             ("sys/class/net/eth1/statistics/tx_bytes", "100\n"),
             ("sys/class/net/eth1/statistics/rx_bytes", "200\n"),
         ]);
@@ -112,7 +127,10 @@ mod tests {
         assert_eq!((mlx.tx_bytes, mlx.rx_bytes), (Some(40), Some(12)));
         assert_eq!((mlx.tx_packets, mlx.rx_packets), (Some(2), None));
         let rxe = h.port_traffic("rxe0");
-        assert_eq!((rxe.tx_bytes, rxe.tx_packets, rxe.rx_packets), (None, Some(7), Some(8)));
+        assert_eq!(
+            (rxe.tx_bytes, rxe.tx_packets, rxe.rx_packets),
+            (None, Some(7), Some(8))
+        );
         assert_eq!(h.netdev_bytes("eth1"), Some((100, 200)));
         assert_eq!(h.netdev_bytes("../eth1"), None);
         assert_eq!(h.port_traffic(".."), PortTraffic::default());

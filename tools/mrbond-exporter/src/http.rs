@@ -56,7 +56,10 @@ fn read_head(stream: &mut TcpStream) -> io::Result<Vec<u8>> {
     let mut buf = [0u8; 1024];
     while !head.windows(4).any(|w| w == b"\r\n\r\n") && !head.windows(2).any(|w| w == b"\n\n") {
         if head.len() >= HEAD_MAX {
-            return Err(io::Error::new(io::ErrorKind::InvalidData, "request head too long"));
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "request head too long",
+            ));
         }
         let n = stream.read(&mut buf)?;
         if n == 0 {
@@ -71,7 +74,11 @@ fn serve_one(mut stream: TcpStream, metrics: &mut dyn FnMut() -> String) -> io::
     stream.set_read_timeout(Some(READ_TIMEOUT))?;
     let head = read_head(&mut stream)?;
     let r = respond(&head, metrics);
-    let body = if head.starts_with(b"HEAD ") { "" } else { r.body.as_str() };
+    let body = if head.starts_with(b"HEAD ") {
+        ""
+    } else {
+        r.body.as_str()
+    };
     write!(
         stream,
         "HTTP/1.1 {}\r\nContent-Type: {}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{}",
@@ -106,9 +113,18 @@ mod tests {
     fn routes() {
         let mut m = || "x 1\n".to_string();
         let r = respond(b"GET /metrics HTTP/1.1\r\nHost: a\r\n\r\n", &mut m);
-        assert_eq!((r.status, r.content_type, r.body.as_str()), ("200 OK", METRICS_TYPE, "x 1\n"));
-        assert_eq!(respond(b"GET /metrics?x=1 HTTP/1.1\r\n\r\n", &mut m).status, "200 OK");
-        assert_eq!(respond(b"GET /nope HTTP/1.1\r\n\r\n", &mut m).status, "404 Not Found");
+        assert_eq!(
+            (r.status, r.content_type, r.body.as_str()),
+            ("200 OK", METRICS_TYPE, "x 1\n")
+        );
+        assert_eq!(
+            respond(b"GET /metrics?x=1 HTTP/1.1\r\n\r\n", &mut m).status,
+            "200 OK"
+        );
+        assert_eq!(
+            respond(b"GET /nope HTTP/1.1\r\n\r\n", &mut m).status,
+            "404 Not Found"
+        );
         assert_eq!(
             respond(b"POST /metrics HTTP/1.1\r\n\r\n", &mut m).status,
             "405 Method Not Allowed"
@@ -125,7 +141,8 @@ mod tests {
             serve_one(s, &mut || "mrbond_up 1\n".to_string()).expect("serves");
         });
         let mut c = TcpStream::connect(addr).expect("connect");
-        c.write_all(b"GET /metrics HTTP/1.0\r\n\r\n").expect("write");
+        c.write_all(b"GET /metrics HTTP/1.0\r\n\r\n")
+            .expect("write");
         let mut out = String::new();
         c.read_to_string(&mut out).expect("read");
         t.join().expect("joins");

@@ -21,7 +21,11 @@ use mrbondctl::nl::Client;
 use crate::host::SysHost;
 
 #[derive(Debug, Parser)]
-#[command(name = "mrbond-exporter", version, about = "Prometheus exporter for rdma_mrbond bonds")]
+#[command(
+    name = "mrbond-exporter",
+    version,
+    about = "Prometheus exporter for rdma_mrbond bonds"
+)]
 struct Cli {
     /// Address to serve /metrics on
     #[arg(long, default_value = "0.0.0.0:9879")]

@@ -23,35 +23,147 @@ const PFC: usize = 6;
 /// the order written. `mrbond-exporter --list` prints the names; the
 /// Grafana dashboard's check reads them from there.
 pub const FAMILIES: &[(&str, Kind, &str)] = &[
-    ("mrbond_up", Kind::Gauge, "1 if the rdma_mrbond netlink family answered, else 0."),
-    ("mrbond_bond_info", Kind::Gauge, "A bond's mode and placement policy (always 1)."),
-    ("mrbond_bond_usable_members", Kind::Gauge, "Members QPs can be placed on."),
-    ("mrbond_placements_total", Kind::Counter, "QPs the bond placed since it was created."),
-    ("mrbond_placement_failures_total", Kind::Counter, "Placements refused for lack of a usable member."),
-    ("mrbond_member_usable", Kind::Gauge, "1 while the member takes new QPs; reason says why not."),
-    ("mrbond_member_weight", Kind::Gauge, "The member's admin weight for wrr."),
+    (
+        "mrbond_up",
+        Kind::Gauge,
+        "1 if the rdma_mrbond netlink family answered, else 0.",
+    ),
+    (
+        "mrbond_bond_info",
+        Kind::Gauge,
+        "A bond's mode and placement policy (always 1).",
+    ),
+    (
+        "mrbond_bond_usable_members",
+        Kind::Gauge,
+        "Members QPs can be placed on.",
+    ),
+    (
+        "mrbond_placements_total",
+        Kind::Counter,
+        "QPs the bond placed since it was created.",
+    ),
+    (
+        "mrbond_placement_failures_total",
+        Kind::Counter,
+        "Placements refused for lack of a usable member.",
+    ),
+    (
+        "mrbond_member_usable",
+        Kind::Gauge,
+        "1 while the member takes new QPs; reason says why not.",
+    ),
+    (
+        "mrbond_member_weight",
+        Kind::Gauge,
+        "The member's admin weight for wrr.",
+    ),
     ("mrbond_member_qps", Kind::Gauge, "QPs the member hosts."),
-    ("mrbond_member_outstanding_wr", Kind::Gauge, "WRs posted on the member's QPs and not yet completed."),
-    ("mrbond_member_utilisation_ratio", Kind::Gauge, "Transmit utilisation of the member's capacity (0..1), while known."),
-    ("mrbond_member_link_up", Kind::Gauge, "1 if the member's netdev, a bond slave, has its link up."),
-    ("mrbond_member_tx_enabled", Kind::Gauge, "1 if LACP lets the member's netdev transmit."),
-    ("mrbond_member_transitions_total", Kind::Counter, "Changes of the member's usability."),
-    ("mrbond_member_placements_total", Kind::Counter, "QPs placed on the member since it joined."),
-    ("mrbond_flushed_wr_total", Kind::Counter, "WRs of the member's QPs completed with a flush error."),
-    ("mrbond_wrong_member_key_total", Kind::Counter, "Posts refused because a key was another member's."),
-    ("mrbond_knob_status", Kind::Gauge, "1 for a knob's status on a member: unset, pending, applied, unsupported or failed."),
-    ("mrbond_pfc_pause_frames_total", Kind::Counter, "Per-priority PFC pause frames of the member's port (dcbnl ieee_getpfc)."),
-    ("mrbond_pause_frames_total", Kind::Counter, "IEEE 802.3x (global) pause frames of the member's port."),
-    ("mrbond_ecn_marked_packets_total", Kind::Counter, "RoCE packets the member received with ECN CE marked."),
-    ("mrbond_cnp_sent_total", Kind::Counter, "CNPs the member sent (notification point)."),
-    ("mrbond_cnp_handled_total", Kind::Counter, "CNPs the member's reaction point acted on."),
-    ("mrbond_cnp_ignored_total", Kind::Counter, "CNPs the member's reaction point ignored."),
-    ("mrbond_member_port_transmit_bytes_total", Kind::Counter, "RDMA bytes the member's port sent (port counters, where the HCA has them)."),
-    ("mrbond_member_port_receive_bytes_total", Kind::Counter, "RDMA bytes the member's port received (port counters, where the HCA has them)."),
-    ("mrbond_member_port_transmit_packets_total", Kind::Counter, "RDMA packets the member's port sent."),
-    ("mrbond_member_port_receive_packets_total", Kind::Counter, "RDMA packets the member's port received."),
-    ("mrbond_member_netdev_transmit_bytes_total", Kind::Counter, "Bytes the member's netdev sent, RDMA and other traffic."),
-    ("mrbond_member_netdev_receive_bytes_total", Kind::Counter, "Bytes the member's netdev received, RDMA and other traffic."),
+    (
+        "mrbond_member_outstanding_wr",
+        Kind::Gauge,
+        "WRs posted on the member's QPs and not yet completed.",
+    ),
+    (
+        "mrbond_member_utilisation_ratio",
+        Kind::Gauge,
+        "Transmit utilisation of the member's capacity (0..1), while known.",
+    ),
+    (
+        "mrbond_member_link_up",
+        Kind::Gauge,
+        "1 if the member's netdev, a bond slave, has its link up.",
+    ),
+    (
+        "mrbond_member_tx_enabled",
+        Kind::Gauge,
+        "1 if LACP lets the member's netdev transmit.",
+    ),
+    (
+        "mrbond_member_transitions_total",
+        Kind::Counter,
+        "Changes of the member's usability.",
+    ),
+    (
+        "mrbond_member_placements_total",
+        Kind::Counter,
+        "QPs placed on the member since it joined.",
+    ),
+    (
+        "mrbond_flushed_wr_total",
+        Kind::Counter,
+        "WRs of the member's QPs completed with a flush error.",
+    ),
+    (
+        "mrbond_wrong_member_key_total",
+        Kind::Counter,
+        "Posts refused because a key was another member's.",
+    ),
+    (
+        "mrbond_knob_status",
+        Kind::Gauge,
+        "1 for a knob's status on a member: unset, pending, applied, unsupported or failed.",
+    ),
+    (
+        "mrbond_pfc_pause_frames_total",
+        Kind::Counter,
+        "Per-priority PFC pause frames of the member's port (dcbnl ieee_getpfc).",
+    ),
+    (
+        "mrbond_pause_frames_total",
+        Kind::Counter,
+        "IEEE 802.3x (global) pause frames of the member's port.",
+    ),
+    (
+        "mrbond_ecn_marked_packets_total",
+        Kind::Counter,
+        "RoCE packets the member received with ECN CE marked.",
+    ),
+    (
+        "mrbond_cnp_sent_total",
+        Kind::Counter,
+        "CNPs the member sent (notification point).",
+    ),
+    (
+        "mrbond_cnp_handled_total",
+        Kind::Counter,
+        "CNPs the member's reaction point acted on.",
+    ),
+    (
+        "mrbond_cnp_ignored_total",
+        Kind::Counter,
+        "CNPs the member's reaction point ignored.",
+    ),
+    (
+        "mrbond_member_port_transmit_bytes_total",
+        Kind::Counter,
+        "RDMA bytes the member's port sent (port counters, where the HCA has them).",
+    ),
+    (
+        "mrbond_member_port_receive_bytes_total",
+        Kind::Counter,
+        "RDMA bytes the member's port received (port counters, where the HCA has them).",
+    ),
+    (
+        "mrbond_member_port_transmit_packets_total",
+        Kind::Counter,
+        "RDMA packets the member's port sent.",
+    ),
+    (
+        "mrbond_member_port_receive_packets_total",
+        Kind::Counter,
+        "RDMA packets the member's port received.",
+    ),
+    (
+        "mrbond_member_netdev_transmit_bytes_total",
+        Kind::Counter,
+        "Bytes the member's netdev sent, RDMA and other traffic.",
+    ),
+    (
+        "mrbond_member_netdev_receive_bytes_total",
+        Kind::Counter,
+        "Bytes the member's netdev received, RDMA and other traffic.",
+    ),
 ];
 
 /// The families of one scrape; `bonds` is `None` when the netlink family
@@ -105,9 +217,17 @@ fn bond(out: &mut Families, b: &Bond, host: &dyn Host) {
         1.0,
     );
     let l = [("bond", name)];
-    out.push_opt("mrbond_bond_usable_members", &l, b.usable_members.map(f64::from));
+    out.push_opt(
+        "mrbond_bond_usable_members",
+        &l,
+        b.usable_members.map(f64::from),
+    );
     out.push_opt("mrbond_placements_total", &l, u(b.placements));
-    out.push_opt("mrbond_placement_failures_total", &l, u(b.placement_failures));
+    out.push_opt(
+        "mrbond_placement_failures_total",
+        &l,
+        u(b.placement_failures),
+    );
     for m in &b.members {
         member(out, name, m, host);
     }
@@ -160,7 +280,12 @@ fn member(out: &mut Families, bond: &str, m: &Member, host: &dyn Host) {
         }
     }
     congestion(out, &l, m);
-    traffic(out, &l, host.port_traffic(&m.ibdev), host.netdev_bytes(&netdev));
+    traffic(
+        out,
+        &l,
+        host.port_traffic(&m.ibdev),
+        host.netdev_bytes(&netdev),
+    );
 }
 
 /// The member's ECN and pause counters that it has (the kernel leaves out
@@ -178,7 +303,11 @@ fn congestion(out: &mut Families, l: &[(&'static str, &str); 2], m: &Member) {
         for prio in 0..8 {
             let p = prio.to_string();
             let pl = [l[0], l[1], ("prio", p.as_str()), ("dir", dir)];
-            out.push_opt("mrbond_pfc_pause_frames_total", &pl, get(PFC + 8 * i + prio));
+            out.push_opt(
+                "mrbond_pfc_pause_frames_total",
+                &pl,
+                get(PFC + 8 * i + prio),
+            );
         }
     }
     debug_assert_eq!(COUNTER_NAMES[PFC + 15], "rx_pfc_prio7");
@@ -190,10 +319,26 @@ fn traffic(
     port: PortTraffic,
     netdev: Option<(u64, u64)>,
 ) {
-    out.push_opt("mrbond_member_port_transmit_bytes_total", l, u(port.tx_bytes));
-    out.push_opt("mrbond_member_port_receive_bytes_total", l, u(port.rx_bytes));
-    out.push_opt("mrbond_member_port_transmit_packets_total", l, u(port.tx_packets));
-    out.push_opt("mrbond_member_port_receive_packets_total", l, u(port.rx_packets));
+    out.push_opt(
+        "mrbond_member_port_transmit_bytes_total",
+        l,
+        u(port.tx_bytes),
+    );
+    out.push_opt(
+        "mrbond_member_port_receive_bytes_total",
+        l,
+        u(port.rx_bytes),
+    );
+    out.push_opt(
+        "mrbond_member_port_transmit_packets_total",
+        l,
+        u(port.tx_packets),
+    );
+    out.push_opt(
+        "mrbond_member_port_receive_packets_total",
+        l,
+        u(port.rx_packets),
+    );
     if let Some((tx, rx)) = netdev {
         out.push("mrbond_member_netdev_transmit_bytes_total", l, tx as f64);
         out.push("mrbond_member_netdev_receive_bytes_total", l, rx as f64);
@@ -290,7 +435,11 @@ mod tests {
     #[test]
     fn every_family_is_written_for_a_full_member() {
         let fams = collect(Some(&[sample()]), &Full);
-        let empty: Vec<_> = fams.iter().filter(|f| f.is_empty()).map(|f| f.name).collect();
+        let empty: Vec<_> = fams
+            .iter()
+            .filter(|f| f.is_empty())
+            .map(|f| f.name)
+            .collect();
         assert!(empty.is_empty(), "no samples: {empty:?}");
     }
 

@@ -7,7 +7,6 @@
 //! in [`output`]. Exit status: 0 success, 1 kernel or runtime error,
 //! 2 usage error.
 
-
 use std::io::{self, Write};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
