@@ -908,6 +908,7 @@ impl<T: DeviceOps> OpsTable<T> {
                 create_qp: Some(Adapter::<T>::create_qp),
                 modify_qp: Some(Adapter::<T>::modify_qp),
                 query_qp: Some(Adapter::<T>::query_qp),
+                fill_res_qp_entry: Some(Adapter::<T>::fill_res_qp_entry),
                 destroy_qp: Some(Adapter::<T>::destroy_qp),
                 post_send: Some(Adapter::<T>::post_send),
                 post_recv: Some(Adapter::<T>::post_recv),

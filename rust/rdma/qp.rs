@@ -519,6 +519,47 @@ impl<T: DeviceOps> Adapter<T> {
         })
     }
 
+    /// `rdma res show qp -dd`: the member that hosts the QP and the member
+    /// QP's number (what the wire and the member's own counters show).
+    /// Nothing for a QP without a member QP (QP1, or failed over).
+    ///
+    /// # Safety
+    ///
+    /// Called by the RDMA core (nldev's resource dump, process context) on
+    /// a live QP of a device whose table is `T`'s, with `msg` the reply
+    /// being built.
+    pub(super) unsafe extern "C" fn fill_res_qp_entry(
+        msg: *mut kernel::bindings::sk_buff,
+        ibqp: *mut bindings::ib_qp,
+    ) -> c_int {
+        // SAFETY: as the caller guarantees.
+        let qp = unsafe { Qp::from_raw(ibqp) };
+        // SAFETY: the QP's device is allocated while it has QPs.
+        let dev = unsafe { Device::from_raw((*ibqp).device) };
+        let objects = dev.lock_objects();
+        let mqp = match &qp.kind {
+            QpKind::Rc(rc) => rc.path.member_qp(),
+            QpKind::Gsi(_) => None,
+        };
+        let Some(mqp) = mqp else {
+            return 0;
+        };
+        // SAFETY: the member QP and its device are live under the objects
+        // lock (a detach destroys the QP under it); the device's name is
+        // NUL-terminated; `msg` is the caller's.
+        let ret = unsafe {
+            let mdev = (*mqp.as_ptr()).device;
+            let name = (*mdev).name.as_ptr();
+            let qpn = (*mqp.as_ptr()).qp_num;
+            match bindings::rdma_nl_put_driver_string(msg, c"member".as_ptr().cast(), name) {
+                0 => bindings::rdma_nl_put_driver_u32(msg, c"member_qpn".as_ptr().cast(), qpn),
+                err => err,
+            }
+        };
+        drop(objects);
+        ret
+    }
+
     /// # Safety
     ///
     /// Called by the RDMA core on a live QP of a device whose table is

@@ -304,6 +304,24 @@ test_connect() {
 	return $rc
 }
 
+# `rdma -dd res show qp` names the member of every RC QP of the bond
+# (fill_res_qp_entry), and that member hosts a QP of the same number.
+test_res_qp_member() {
+	local rc=0 n=0 lqpn member mqpn
+	while read -r lqpn member mqpn; do
+		n=$((n + 1))
+		[[ $member == "$MEMBER_PREFIX"* && $mqpn == "$lqpn" ]] ||
+			{ echo "QP $lqpn: member $member, member QPN $mqpn"; rc=1; continue; }
+		bq rdma res show qp link "$member/" lqpn "$lqpn" | grep -q "lqpn $lqpn " ||
+			{ echo "QP $lqpn: $member has no such QP"; rc=1; }
+	done < <(bq rdma -dd -j res show qp link mrbond0/ |
+		jq -r '.[] | select(.type == "RC") | "\(.lqpn) \(.member // "none") \(.member_qpn // "none")"')
+	((n > 0)) || { echo "no RC QP on mrbond0:"; bq rdma -dd res show qp link mrbond0/; rc=1; }
+	echo "$n RC QPs of mrbond0, each named with its member"
+	bq rdma -dd res show qp link mrbond0/ | grep -m 1 -w RC
+	return $rc
+}
+
 test_fio_verify() {
 	local rc=0 blk engine out=$TB_TMP/fio-verify
 	if [[ $MRBOND_ROLE == hostb ]]; then
@@ -1302,6 +1320,7 @@ if [[ $MRBOND_MEMBERS == dma ]]; then
 	after=(dma_released_test)
 else
 	tests=(nvme_connect_over_bond test_connect)
+	[[ $MODE == bond ]] && tests+=(rdma_res_qp_member test_res_qp_member)
 	[[ ${MRBOND_STAGE:-} == debug ]] || tests+=(fio_verify test_fio_verify)
 	tests+=(cable_pull_during_fio test_cable_pull
 		member_removed_during_fio test_member_removed
