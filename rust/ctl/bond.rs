@@ -33,7 +33,7 @@ use crate::{
         gsi_member::GsiMembers,
         mr::MrTable,
         pd::PdSet,
-        qp_path::{PathCounters, QpIds},
+        qp_path::{MemberLoad, PathCounters, QpIds},
         qp_set::QpPaths,
     },
     vdev::handle::{Vdev, VdevRef},
@@ -462,15 +462,12 @@ impl Bond {
             else {
                 break;
             };
-            *dst = member_info(&st, member, m);
             let load = self
                 .counters
                 .get(slot)
                 .map(|c| c.load())
                 .unwrap_or_default();
-            dst.placements = st.placed.get(slot).copied().unwrap_or(0);
-            dst.flushed_wr = load.flushed;
-            dst.wrong_member_key = load.wrong_key;
+            *dst = member_info(&st, member, m, &load);
             out.nmembers = out.nmembers.saturating_add(1);
         }
     }
@@ -758,7 +755,8 @@ pub(crate) fn member_inputs(member: &mut Member) -> Inputs {
     }
 }
 
-fn member_info(st: &BondState, member: &Member, m: MemberIndex) -> MemberInfo {
+/// Member `m`'s snapshot; `load`: its QPs' counters.
+fn member_info(st: &BondState, member: &Member, m: MemberIndex, load: &MemberLoad) -> MemberInfo {
     let status = st.elig.status(m);
     let util = utilisation::utilisation_of(st, m);
     let mut ibdev = [0u8; NAME_MAX];
@@ -779,11 +777,9 @@ fn member_info(st: &BondState, member: &Member, m: MemberIndex) -> MemberInfo {
         utilisation_known: u8::from(util.is_some()),
         utilisation: u32::from(util.unwrap_or(0)),
         capacity_mbps: member.capacity_mbps,
-        // The counters of the member's QPs: filled by the caller, which
-        // holds them.
-        placements: 0,
-        flushed_wr: 0,
-        wrong_member_key: 0,
+        placements: st.placed.get(m.get()).copied().unwrap_or(0),
+        flushed_wr: load.flushed,
+        wrong_member_key: load.wrong_key,
     }
 }
 
