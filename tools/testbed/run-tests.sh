@@ -72,10 +72,39 @@ modules_install_check() {
 	fi
 }
 
+# The tools as `make -C tools install` lays them out: a man page per
+# subcommand, each rendering without a warning, and completions that
+# complete (bash: a subcommand and a policy value).
+tools_install_check() {
+	local root=$LOGDIR/tools-root page out comp
+	rm -rf "$root"
+	make -s -C tools install PROFILE=debug DESTDIR="$root" >/dev/null || return 1
+	for page in mrbondctl mrbondctl-bond-add mrbondctl-member-set mrbondctl-pfc-set mrbondctl-monitor; do
+		[[ -f $root/usr/local/share/man/man8/$page.8 ]] || { echo "no $page.8"; return 1; }
+	done
+	for page in "$root"/usr/local/share/man/man8/*.8; do
+		out=$(MANWIDTH=80 man --warnings -l "$page" 2>&1 >/dev/null) || return 1
+		[[ -z $out ]] || { echo "${page##*/}: $out"; return 1; }
+	done
+	comp=$root/usr/local/share/bash-completion/completions/mrbondctl
+	# complete WORD...: what bash completes for the last word.
+	complete_words() {
+		bash -c 'source "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1));
+			_mrbondctl mrbondctl "${!#}" "${@: -2:1}"; echo "${COMPREPLY[*]}"' _ "$comp" "$@"
+	}
+	out=$(complete_words mrbondctl bo)
+	[[ $out == bond ]] || { echo "bash completes 'mrbondctl bo' to '$out'"; return 1; }
+	out=$(complete_words mrbondctl bond add b --policy "")
+	[[ $out == *lqf* ]] || { echo "bash completes --policy to '$out'"; return 1; }
+	head -n 1 "$root/usr/local/share/zsh/site-functions/_mrbondctl" | grep -qx '#compdef mrbondctl' ||
+		{ echo "the zsh completion has no #compdef line"; return 1; }
+}
+
 # Test build: the race tests need the fault-injection points.
 check module-build make KDIR="$KBUILD" MRBOND_FAULT_INJECT=1 modules
 [[ -f rdma_mrbond.ko ]] || finish
 check mrbondctl-build cargo build -q -p mrbondctl -p mrbond-exporter
+check cli_manpage tools_install_check
 # Every query of the dashboard valid PromQL, naming metrics the exporter writes.
 check grafana_dashboard_valid python3 tools/grafana/check-dashboard.py \
 	tools/grafana/rdma_mrbond.json target/debug/mrbond-exporter

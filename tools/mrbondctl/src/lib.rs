@@ -5,6 +5,7 @@
 //! the transport ([`nl`]) and the renderers ([`output`], [`knob_output`]).
 
 pub mod attrs;
+pub mod cli;
 pub mod error;
 pub mod knob_args;
 pub mod knob_output;
