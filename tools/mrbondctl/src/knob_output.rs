@@ -59,15 +59,13 @@ fn status_json(k: &KnobStatus) -> Value {
     Value::Object(o)
 }
 
-/// Counters as `{name: value | "unavailable"}`.
+/// Counters as `{name: value | null}`: `null` is a counter the member's
+/// driver does not have (never a made-up 0).
 pub fn counters_json(c: Option<&Counters>) -> Value {
     let mut o = Map::new();
     for (i, name) in COUNTER_NAMES.iter().enumerate() {
         let v = c.and_then(|c| c.0[i]);
-        o.insert(
-            (*name).into(),
-            v.map_or_else(|| json!("unavailable"), |v| json!(v)),
-        );
+        o.insert((*name).into(), json!(v));
     }
     Value::Object(o)
 }
@@ -85,7 +83,7 @@ pub fn member_knobs_json(m: &Member) -> (Value, Value, Value) {
     }
     (
         Value::Object(knobs),
-        json!(m.pfc_override.map(hex)),
+        json!(m.pfc_override),
         counters_json(m.counters.as_ref()),
     )
 }
@@ -105,7 +103,7 @@ pub fn bond_knobs_json(b: &Bond) -> (Value, Value, Value) {
     }
     (
         Value::Object(e),
-        json!({ "enable_bitmap": b.pfc_bitmap.map(hex) }),
+        json!({ "enable_bitmap": b.pfc_bitmap }),
         counters_json(b.counters.as_ref()),
     )
 }
@@ -223,10 +221,10 @@ pub fn not_applied_warnings(b: &Bond, knobs: u32) -> Vec<String> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn member() -> Member {
+    pub(crate) fn member() -> Member {
         Member {
             ibdev: "rxe1".into(),
             knob_status: vec![
@@ -272,11 +270,11 @@ mod tests {
         assert_eq!(knobs["ecn_enable"], json!({"state": "applied"}));
         assert_eq!(knobs["pfc_enable"]["state"], json!("failed"));
         assert_eq!(knobs["pfc_enable"]["errno"], json!(5));
-        assert_eq!(o, json!("0x0c"));
-        assert_eq!(c["np_cnp_sent"], json!("unavailable"));
+        assert_eq!(o, json!(12));
+        assert_eq!(c["np_cnp_sent"], Value::Null);
         assert_eq!(c["tx_pause_frames"], json!(3));
         assert_eq!(c["tx_pfc_prio3"], json!(7));
-        assert_eq!(c["rx_pfc_prio3"], json!("unavailable"));
+        assert_eq!(c["rx_pfc_prio3"], Value::Null);
     }
 
     #[test]

@@ -292,6 +292,42 @@ mod tests {
         }
     }
 
+    /// Every JSON value is typed: numbers are numbers, absent values null;
+    /// only names and enum labels are strings (`cli_json_types`).
+    #[test]
+    fn json_values_are_typed() {
+        const STRINGS: &[&str] = &[
+            "name",
+            "ibdev",
+            "netdev",
+            "mode",
+            "policy",
+            "admin",
+            "usability",
+            "reason",
+            "lacp_source_ifname",
+            "state",
+            "text",
+            "strerror",
+        ];
+        fn walk(v: &Value, key: &str, bad: &mut Vec<String>) {
+            match v {
+                Value::String(s) if !STRINGS.contains(&key) => bad.push(format!("{key}: \"{s}\"")),
+                Value::Object(o) => o.iter().for_each(|(k, v)| walk(v, k, bad)),
+                Value::Array(a) => a.iter().for_each(|v| walk(v, key, bad)),
+                _ => {}
+            }
+        }
+        let mut b = canned_bond();
+        b.members[0] = crate::knob_output::tests::member();
+        b.pfc_bitmap = Some(8);
+        b.ecn = Some(crate::msg::Ecn([Some(1); crate::attrs::ECN_KNOBS]));
+        b.counters = b.members[0].counters.clone();
+        let mut bad = Vec::new();
+        walk(&bonds_json(&[b], &names), "", &mut bad);
+        assert!(bad.is_empty(), "strings that should be typed: {bad:?}");
+    }
+
     #[test]
     fn bond_json_shape() {
         let v = bonds_json(&[canned_bond()], &names);
