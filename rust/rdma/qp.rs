@@ -100,6 +100,15 @@ impl Qp {
             QpKind::Gsi(_) => 0,
         }
     }
+
+    /// The member QP that carries an RC QP; live while the device's
+    /// objects lock is held. None for QP1 or a QP without a member.
+    fn member_qp(&self) -> Option<NonNull<bindings::ib_qp>> {
+        match &self.kind {
+            QpKind::Rc(rc) => rc.path.member_qp(),
+            QpKind::Gsi(_) => None,
+        }
+    }
 }
 
 /// A QP this module created on a member device, destroyed when dropped
@@ -475,11 +484,7 @@ impl<T: DeviceOps> Adapter<T> {
             // SAFETY: the QP's device is allocated while it has QPs.
             let dev = unsafe { Device::from_raw((*ibqp).device) };
             let objects = dev.lock_objects();
-            let mqp = match &qp.kind {
-                QpKind::Rc(rc) => rc.path.member_qp(),
-                QpKind::Gsi(_) => None,
-            };
-            match mqp {
+            match qp.member_qp() {
                 Some(mqp) => {
                     // SAFETY: the member QP is live under the objects lock
                     // (a detach destroys it under that lock); `attr` and
@@ -537,11 +542,7 @@ impl<T: DeviceOps> Adapter<T> {
         // SAFETY: the QP's device is allocated while it has QPs.
         let dev = unsafe { Device::from_raw((*ibqp).device) };
         let objects = dev.lock_objects();
-        let mqp = match &qp.kind {
-            QpKind::Rc(rc) => rc.path.member_qp(),
-            QpKind::Gsi(_) => None,
-        };
-        let Some(mqp) = mqp else {
+        let Some(mqp) = qp.member_qp() else {
             return 0;
         };
         // SAFETY: the member QP and its device are live under the objects
