@@ -9,8 +9,9 @@ use std::time::Duration;
 
 /// Longest request head read; a scrape's is a few hundred bytes.
 const HEAD_MAX: usize = 8192;
-/// How long a client may take to send its request.
-const READ_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long a client may take to send its request or to take the
+/// response: one stuck client must not stop the scrapes for long.
+const IO_TIMEOUT: Duration = Duration::from_secs(5);
 
 pub const METRICS_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
 
@@ -71,7 +72,8 @@ fn read_head(stream: &mut TcpStream) -> io::Result<Vec<u8>> {
 }
 
 fn serve_one(mut stream: TcpStream, metrics: &mut dyn FnMut() -> String) -> io::Result<()> {
-    stream.set_read_timeout(Some(READ_TIMEOUT))?;
+    stream.set_read_timeout(Some(IO_TIMEOUT))?;
+    stream.set_write_timeout(Some(IO_TIMEOUT))?;
     let head = read_head(&mut stream)?;
     let r = respond(&head, metrics);
     let body = if head.starts_with(b"HEAD ") {
