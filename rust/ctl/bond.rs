@@ -322,9 +322,8 @@ impl Bond {
         values.fill(0);
         let st = self.state.lock();
         let only = usize::try_from(port).ok().and_then(|p| p.checked_sub(1));
-        let usable = st.elig.usable_mask();
         for (slot, member) in st.members.iter().enumerate() {
-            let (Some(member), Some(m)) = (member, slot_index(slot)) else {
+            let Some(member) = member else {
                 continue;
             };
             if only.is_some_and(|o| o != slot) {
@@ -336,10 +335,7 @@ impl Bond {
                 .map(|c| c.load())
                 .unwrap_or_default();
             let row = PortCounter::ALL.map(|counter| match counter {
-                PortCounter::Usable => u64::from(usable.contains(m)),
                 PortCounter::Transitions => member.transitions,
-                PortCounter::Qps => u64::from(load.qps),
-                PortCounter::OutstandingWr => u64::from(load.outstanding),
                 PortCounter::Placements => st.placed.get(slot).copied().unwrap_or(0),
                 PortCounter::WrongMemberKey => load.wrong_key,
                 PortCounter::FlushedWr => load.flushed,

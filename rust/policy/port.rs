@@ -83,20 +83,17 @@ pub fn active_mtu(eth_mtu: Option<u32>) -> IbMtu {
 }
 
 /// How many [`PortCounter`]s there are.
-pub const PORT_COUNTER_COUNT: usize = 8;
+pub const PORT_COUNTER_COUNT: usize = 5;
 
 /// A counter of a vdev port (`rdma statistic`, sysfs `hw_counters/`), per
-/// port and, on port 0 (sysfs only), summed over the members.
+/// port and, on port 0 (sysfs only), summed over the members. Only
+/// counters, which only grow: tools such as exporters take everything
+/// there for one. The gauges (usability, QPs, outstanding WRs) are in the
+/// member's sysfs directory and its netlink nest.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PortCounter {
-    /// 1 while the port's member is usable (a gauge).
-    Usable,
     /// Usability changes of the member.
     Transitions,
-    /// QPs the member hosts (a gauge).
-    Qps,
-    /// WRs posted and not yet completed (a gauge).
-    OutstandingWr,
     /// QPs placed on the member.
     Placements,
     /// Posts refused because a key was another member's.
@@ -110,10 +107,7 @@ pub enum PortCounter {
 impl PortCounter {
     /// Every counter, in the order the core shows and the driver fills them.
     pub const ALL: [PortCounter; PORT_COUNTER_COUNT] = [
-        PortCounter::Usable,
         PortCounter::Transitions,
-        PortCounter::Qps,
-        PortCounter::OutstandingWr,
         PortCounter::Placements,
         PortCounter::WrongMemberKey,
         PortCounter::FlushedWr,
@@ -123,10 +117,7 @@ impl PortCounter {
     /// The counter's name, NUL-terminated for the core.
     pub const fn name(self) -> &'static core::ffi::CStr {
         match self {
-            PortCounter::Usable => c"usable",
             PortCounter::Transitions => c"transitions",
-            PortCounter::Qps => c"qps",
-            PortCounter::OutstandingWr => c"outstanding_wr",
             PortCounter::Placements => c"placements",
             PortCounter::WrongMemberKey => c"wrong_member_key",
             PortCounter::FlushedWr => c"flushed_wr",

@@ -46,10 +46,15 @@ test_create_netlink() {
 	"$CTL" bond show mrbond0
 }
 
+# Counters only: the gauges are the member's sysfs files, not counters.
 test_statistic() {
 	rdma statistic show link mrbond0/1 | tee "$TB_TMP/stat" || return 1
-	grep -q 'usable 1' "$TB_TMP/stat" || { echo "no usable counter"; return 1; }
-	[[ $(cat "$SYS/mrbond0/ports/1/hw_counters/usable") == 1 ]]
+	grep -qw placements "$TB_TMP/stat" && grep -qw flushed_wr "$TB_TMP/stat" ||
+		{ echo "counters missing"; return 1; }
+	grep -qwE 'usable|qps|outstanding_wr' "$TB_TMP/stat" && { echo "a gauge among the counters"; return 1; }
+	[[ -e $SYS/mrbond0/ports/1/hw_counters/transitions && ! -e $SYS/mrbond0/ports/1/hw_counters/qps ]] ||
+		{ echo "hw_counters: $(ls "$SYS/mrbond0/ports/1/hw_counters")"; return 1; }
+	[[ $(member_attr mrbond0 rxe0 state) == usable ]]
 }
 
 # The port verbs (rust/vdev/ports.rs) as the core publishes them: a RoCE port

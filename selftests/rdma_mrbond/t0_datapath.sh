@@ -46,6 +46,8 @@ setup() {
 
 member_qps() { cat "$SYS/mrbond0/mrbond/members/$1/qps"; }
 port_counter() { cat "$SYS/mrbond0/ports/$1/hw_counters/$2"; }
+# port_gauge PORT FILE: a gauge of port PORT's member (rxe<PORT - 1>).
+port_gauge() { cat "$SYS/mrbond0/mrbond/members/rxe$(($1 - 1))/$2"; }
 dev_counter() { cat "$SYS/mrbond0/hw_counters/$1"; }
 
 # kperf OUT KEY=VALUE...: one run of the tool; its result lands in OUT.
@@ -512,8 +514,8 @@ test_nvme_connect() {
 	wait_for 30 eval '[[ -b $(nvme_dev) ]]' || { echo "no namespace"; return 1; }
 	c=$(nvme_ctrl)
 	rdma res show qp link mrbond0 | grep -v GSI
-	p1=$(port_counter 1 qps)
-	p2=$(port_counter 2 qps)
+	p1=$(port_gauge 1 qps)
+	p2=$(port_gauge 2 qps)
 	echo "$(basename "$c"): QPs on port 1: $p1, port 2: $p2 (host queues and target queues)"
 	# Host queues round robin (counts differ by at most one), each target
 	# queue on its host queue's rail: the port totals differ by 2 at most.
@@ -539,8 +541,8 @@ test_nvme_fio() {
 nvme_fault() {
 	local pid fpid rc=0 c t0 t_left=0 t_live=0 t_flush=0 state flushed0 f last i=0 n fault recover
 	c=$(nvme_ctrl)
-	(($(port_counter 2 qps) > $(port_counter 1 qps))) && i=1
-	echo "queues: port 1 $(port_counter 1 qps), port 2 $(port_counter 2 qps): faulting rxe$i"
+	(($(port_gauge 2 qps) > $(port_gauge 1 qps))) && i=1
+	echo "queues: port 1 $(port_gauge 1 qps), port 2 $(port_gauge 2 qps): faulting rxe$i"
 	case $1 in
 	link) fault="ip link set m$i down" recover="ip link set m$i up" ;;
 	remove) fault="rdma link del rxe$i" recover="rdma link add rxe$i type rxe netdev m$i" ;;
@@ -743,8 +745,8 @@ test_dma_mixed_bond() {
 test_nothing_leaked() {
 	local p rc=0
 	for p in 1 2; do
-		echo "port $p: qps $(port_counter $p qps) outstanding_wr $(port_counter $p outstanding_wr)"
-		(($(port_counter $p qps) == 0 && $(port_counter $p outstanding_wr) == 0)) || rc=1
+		echo "port $p: qps $(port_gauge $p qps) outstanding_wr $(port_gauge $p outstanding)"
+		(($(port_gauge $p qps) == 0 && $(port_gauge $p outstanding) == 0)) || rc=1
 	done
 	return $rc
 }

@@ -69,11 +69,8 @@ gsi_intact() {
 	return $rc
 }
 
-# stat_of PORT NAME: one counter of `rdma statistic show link mrbond0/PORT`.
-stat_of() {
-	bq rdma statistic show link "mrbond0/$1" |
-		awk -v k="$2" '{ for (i = 1; i < NF; i++) if ($i == k) { print $(i + 1); exit } }'
-}
+# member_gauge PORT FILE: a gauge of port PORT's member, from sysfs.
+member_gauge() { bq cat "$SYS/mrbond0/mrbond/members/${MEMBER_PREFIX}$(($1 - 1))/$2"; }
 
 # The controllers as sysfs shows them: no command reaches a controller.
 ctrls_sysfs() {
@@ -261,7 +258,7 @@ test_connect() {
 		n_ctrl=$(bq rdma res show cm_id link "$DEV/" | grep -w nvmet_rdma | grep -vc LISTEN)
 		((n_ctrl >= 2)) || { echo "nvmet has $n_ctrl connected queues on $DEV"; rc=1; }
 		if [[ $MODE == bond ]]; then
-			for ((p = 1; p <= MRBOND_LINKS; p++)); do echo "port $p qps $(stat_of "$p" qps)"; done
+			for ((p = 1; p <= MRBOND_LINKS; p++)); do echo "port $p qps $(member_gauge "$p" qps)"; done
 		fi
 		((rc == 0)) || diag
 		return $rc
@@ -289,7 +286,7 @@ test_connect() {
 		[[ $(bq cat "$SYS/mrbond0/mrbond/mode") == rail && $(bq cat "$SYS/mrbond0/mrbond/policy") == rr ]] ||
 			{ echo "mode $(bq cat "$SYS/mrbond0/mrbond/mode") policy $(bq cat "$SYS/mrbond0/mrbond/policy")"; rc=1; }
 		for ((p = 1; p <= MRBOND_LINKS; p++)); do
-			q=$(stat_of "$p" qps)
+			q=$(member_gauge "$p" qps)
 			echo "port $p qps ${q:-none}, member ${MEMBER_PREFIX}$((p - 1)) RC QPs $(bq rdma res show qp link "${MEMBER_PREFIX}$((p - 1))/" | grep -c 'type RC')"
 			[[ -n $q ]] || { rc=1; continue; }
 			total=$((total + q))
@@ -1125,8 +1122,8 @@ capture_check() {
 	fi
 	if [[ $MODE == bond ]]; then
 		for ((i = 0; i < MRBOND_LINKS; i++)); do
-			q=$(port_counter $((i + 1)) qps)
-			[[ $q =~ ^[0-9]+$ ]] || { echo "port $((i + 1)): no qps counter"; rc=1; continue; }
+			q=$(member_gauge $((i + 1)) qps)
+			[[ $q =~ ^[0-9]+$ ]] || { echo "port $((i + 1)): no qps file"; rc=1; continue; }
 			((q > 0)) || continue
 			echo "$summary" | grep -qE "^ *[0-9]+ r$i tos" ||
 				{ echo "no packet on rail r$i, where mrbond0 has QPs"; rc=1; }
@@ -1187,7 +1184,7 @@ nothing_left() {
 		return
 	fi
 	for ((p = 1; p <= MRBOND_LINKS; p++)); do
-		(($(port_counter "$p" qps) == 0 && $(port_counter "$p" outstanding_wr) == 0)) || return 1
+		(($(member_gauge "$p" qps) == 0 && $(member_gauge "$p" outstanding) == 0)) || return 1
 	done
 }
 
@@ -1234,7 +1231,7 @@ test_teardown() {
 	fi
 	if [[ $MODE == bond ]]; then
 		for ((p = 1; p <= MRBOND_LINKS; p++)); do
-			echo "port $p: qps $(port_counter "$p" qps) outstanding_wr $(port_counter "$p" outstanding_wr)"
+			echo "port $p: qps $(member_gauge "$p" qps) outstanding_wr $(member_gauge "$p" outstanding)"
 		done
 		bq rdma res show qp link mrbond0/ | grep -v 'type GSI'
 		bounded 60 "$out" "$CTL" bond del mrbond0 || { cat "$out"; rc=1; }
