@@ -132,9 +132,10 @@ prometheus_stop() {
 	pkill -f "$EXPORTER --listen"
 	return 0
 }
-# prom_query EXPR: the instant value of EXPR's first series, or "none".
+# prom_query EXPR: the instant value of EXPR's first series, or "none"
+# (also while Prometheus starts, when it answers 503).
 prom_query() {
-	curl -fsS --max-time 5 "$PROM/api/v1/query" --data-urlencode "query=$1" |
+	curl -fsS --max-time 5 "$PROM/api/v1/query" --data-urlencode "query=$1" 2>/dev/null |
 		jq -r '.data.result[0].value[1] // "none"'
 }
 prom_is() { [[ $(prom_query "$1") == "$2" ]]; }
