@@ -168,6 +168,15 @@ struct workqueue_struct *mrbond_rdma_alloc_ordered_wq(const char *name);
 struct net_device *mrbond_rdma_dev_get_by_index(int ifindex);
 void mrbond_rdma_mark_name_assigned_by_user(struct ib_device *ibdev);
 
+/*
+ * The RDMA_NLDEV_ATTR_DRIVER nest of a resource dump, which the rdma tool
+ * reads driver attributes from (nla_nest_start()/_end()/_cancel() inlines):
+ * start returns NULL when the message is full.
+ */
+struct nlattr *mrbond_rdma_nl_driver_nest_start(struct sk_buff *msg);
+void mrbond_rdma_nl_nest_end(struct sk_buff *msg, struct nlattr *nest);
+void mrbond_rdma_nl_nest_cancel(struct sk_buff *msg, struct nlattr *nest);
+
 /* Waits ms: sleeps where the context may (preemptible()), spins where not. */
 void mrbond_rdma_wait_ms(unsigned int ms);
 

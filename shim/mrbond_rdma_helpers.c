@@ -15,10 +15,12 @@
 #include <linux/workqueue.h>
 #include <linux/xarray.h>
 #include <net/net_namespace.h>
+#include <net/netlink.h>
 #include <net/sch_generic.h>
 #include <rdma/ib_addr.h>
 #include <rdma/ib_cache.h>
 #include <rdma/ib_verbs.h>
+#include <rdma/rdma_netlink.h>
 
 #include "rdma_mrbond_rdma_helpers.h"
 
@@ -325,6 +327,21 @@ struct net_device *mrbond_rdma_dev_get_by_index(int ifindex)
 void mrbond_rdma_mark_name_assigned_by_user(struct ib_device *ibdev)
 {
 	ib_mark_name_assigned_by_user(ibdev);
+}
+
+struct nlattr *mrbond_rdma_nl_driver_nest_start(struct sk_buff *msg)
+{
+	return nla_nest_start(msg, RDMA_NLDEV_ATTR_DRIVER);
+}
+
+void mrbond_rdma_nl_nest_end(struct sk_buff *msg, struct nlattr *nest)
+{
+	nla_nest_end(msg, nest);
+}
+
+void mrbond_rdma_nl_nest_cancel(struct sk_buff *msg, struct nlattr *nest)
+{
+	nla_nest_cancel(msg, nest);
 }
 
 void mrbond_rdma_wait_ms(unsigned int ms)

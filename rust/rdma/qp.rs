@@ -537,6 +537,8 @@ impl<T: DeviceOps> Adapter<T> {
         msg: *mut kernel::bindings::sk_buff,
         ibqp: *mut bindings::ib_qp,
     ) -> c_int {
+        // `-EMSGSIZE` (6.12's `kernel::error::code` has no EMSGSIZE).
+        const MSG_FULL: c_int = -(kernel::bindings::EMSGSIZE as c_int);
         // SAFETY: as the caller guarantees.
         let qp = unsafe { Qp::from_raw(ibqp) };
         // SAFETY: the QP's device is allocated while it has QPs.
@@ -547,14 +549,26 @@ impl<T: DeviceOps> Adapter<T> {
         };
         // SAFETY: the member QP and its device are live under the objects
         // lock (a detach destroys the QP under it); the device's name is
-        // NUL-terminated; `msg` is the caller's.
+        // NUL-terminated; `msg` is the caller's, and the nest is closed or
+        // cancelled before it is given back.
         let ret = unsafe {
             let mdev = (*mqp.as_ptr()).device;
             let name = (*mdev).name.as_ptr();
             let qpn = (*mqp.as_ptr()).qp_num;
-            match bindings::rdma_nl_put_driver_string(msg, c"member".as_ptr().cast(), name) {
-                0 => bindings::rdma_nl_put_driver_u32(msg, c"member_qpn".as_ptr().cast(), qpn),
-                err => err,
+            // The rdma tool reads driver attributes inside this nest only.
+            let nest = bindings::mrbond_rdma_nl_driver_nest_start(msg);
+            if nest.is_null() {
+                return MSG_FULL;
+            }
+            let put = bindings::rdma_nl_put_driver_string(msg, c"member".as_ptr().cast(), name)
+                == 0
+                && bindings::rdma_nl_put_driver_u32(msg, c"member_qpn".as_ptr().cast(), qpn) == 0;
+            if put {
+                bindings::mrbond_rdma_nl_nest_end(msg, nest);
+                0
+            } else {
+                bindings::mrbond_rdma_nl_nest_cancel(msg, nest);
+                MSG_FULL
             }
         };
         drop(objects);
