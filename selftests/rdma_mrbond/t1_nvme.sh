@@ -302,7 +302,8 @@ test_connect() {
 }
 
 # `rdma -dd res show qp` names the member of every RC QP of the bond
-# (fill_res_qp_entry), and that member hosts a QP of the same number.
+# (fill_res_qp_entry), and that member hosts a QP of the same number. The
+# rdma tool prints driver attributes with a drv_ prefix (iproute2 6.1).
 test_res_qp_member() {
 	local rc=0 n=0 lqpn member mqpn
 	while read -r lqpn member mqpn; do
@@ -312,7 +313,8 @@ test_res_qp_member() {
 		bq rdma res show qp link "$member/" lqpn "$lqpn" | grep -q "lqpn $lqpn " ||
 			{ echo "QP $lqpn: $member has no such QP"; rc=1; }
 	done < <(bq rdma -dd -j res show qp link mrbond0/ |
-		jq -r '.[] | select(.type == "RC") | "\(.lqpn) \(.member // "none") \(.member_qpn // "none")"')
+		jq -r '.[] | select(.type == "RC") |
+			"\(.lqpn) \(.drv_member // .member // "none") \(.drv_member_qpn // .member_qpn // "none")"')
 	((n > 0)) || { echo "no RC QP on mrbond0:"; bq rdma -dd res show qp link mrbond0/; rc=1; }
 	echo "$n RC QPs of mrbond0, each named with its member"
 	bq rdma -dd res show qp link mrbond0/ | grep -m 1 -w RC
