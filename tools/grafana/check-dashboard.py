@@ -61,15 +61,11 @@ def layout_problems(dash):
         if not all(isinstance(v, int) for v in (x, y, w, h)) or x < 0 or w < 1 or h < 1 or x + w > 24:
             problems.append(f"{where}: gridPos {g} outside the 24-column grid")
             continue
-        for cx in range(x, x + w):
-            for cy in range(y, y + h):
-                if (cx, cy) in cells:
-                    problems.append(f"{where}: overlaps panel {cells[(cx, cy)]}")
-                    break
-                cells[(cx, cy)] = p.get("id")
-            else:
-                continue
-            break
+        area = [(cx, cy) for cx in range(x, x + w) for cy in range(y, y + h)]
+        other = next((cells[c] for c in area if c in cells), None)
+        if other is not None:
+            problems.append(f"{where}: overlaps panel {other}")
+        cells.update((c, p.get("id")) for c in area)
     return problems
 
 
