@@ -4,20 +4,21 @@
 //! them. Names follow Prometheus' conventions: counters end in `_total`,
 //! units are base units (bytes, ratios), gauges are not counters.
 
-use mrbondctl::attrs::{KnobState, Mode, Policy, Reason, Usability, COUNTER_NAMES};
+use mrbondctl::attrs::{
+    KnobState, Mode, Policy, Reason, Usability, PAUSE_COUNTERS, PFC_COUNTERS, PFC_PRIOS,
+};
 use mrbondctl::knob_output::knob_names;
 use mrbondctl::msg::{Bond, Member};
 
 use crate::expo::{Family, Kind};
 use crate::host::{Host, PortTraffic};
 
-/// Index in `COUNTER_NAMES` of each congestion counter the exporter names.
+/// Index in `COUNTER_NAMES` of each ECN/DCQCN counter the exporter names
+/// (the pause and PFC ones: `PAUSE_COUNTERS`, `PFC_COUNTERS`).
 const ECN_MARKED: usize = 0;
 const CNP_SENT: usize = 1;
 const CNP_HANDLED: usize = 2;
 const CNP_IGNORED: usize = 3;
-const PAUSE: usize = 4;
-const PFC: usize = 6;
 
 /// Every family the exporter can write, each with its help and type, in
 /// the order written. `mrbond-exporter --list` prints the names; the
@@ -299,18 +300,17 @@ fn congestion(out: &mut Families, l: &[(&'static str, &str); 2], m: &Member) {
     out.push_opt("mrbond_cnp_ignored_total", l, get(CNP_IGNORED));
     for (i, dir) in ["tx", "rx"].into_iter().enumerate() {
         let dl = [l[0], l[1], ("dir", dir)];
-        out.push_opt("mrbond_pause_frames_total", &dl, get(PAUSE + i));
-        for prio in 0..8 {
+        out.push_opt("mrbond_pause_frames_total", &dl, get(PAUSE_COUNTERS + i));
+        for prio in 0..PFC_PRIOS {
             let p = prio.to_string();
             let pl = [l[0], l[1], ("prio", p.as_str()), ("dir", dir)];
             out.push_opt(
                 "mrbond_pfc_pause_frames_total",
                 &pl,
-                get(PFC + 8 * i + prio),
+                get(PFC_COUNTERS + PFC_PRIOS * i + prio),
             );
         }
     }
-    debug_assert_eq!(COUNTER_NAMES[PFC + 15], "rx_pfc_prio7");
 }
 
 fn traffic(
@@ -464,7 +464,8 @@ mod tests {
         }
         // Absent in the reply, absent in the scrape: no made-up zeros.
         assert!(!out.contains("mrbond_member_qps{bond=\"mrbond0\",member=\"rxe1\"}"));
-        assert_eq!(COUNTER_NAMES[PFC + 3], "tx_pfc_prio3");
+        assert_eq!(COUNTER_NAMES[PFC_COUNTERS + 3], "tx_pfc_prio3");
+        assert_eq!(COUNTER_NAMES[CNP_IGNORED], "rp_cnp_ignored");
     }
 
     #[test]

@@ -138,7 +138,9 @@ pub const PFC_MEMBER_FAILED: &str = "mrbond: PFC failed on a member";
 
 /// Counter names by attribute number - 1 (`enum { RDMA_MRBOND_A_COUNTERS_* }`):
 /// the module's own list, from the policy core it is built from.
-pub use mrbond_policy::policy::congestion::COUNTERS as COUNTER_NAMES;
+pub use mrbond_policy::policy::congestion::{
+    COUNTERS as COUNTER_NAMES, PAUSE_COUNTERS, PFC_COUNTERS, PFC_PRIOS,
+};
 use mrbond_policy::policy::knobs::Knob;
 
 /// Spec name of a bond attribute number, for extack "missing attribute" reports.
