@@ -59,6 +59,7 @@ struct xp_params {
 	u32 keep_going;
 	u32 reconnect;
 	u32 corrupt;
+	u32 late_poll_ms;
 	u32 run_id;
 };
 
@@ -221,6 +222,7 @@ int xp_client_setup(struct xp_conn *c);
 void xp_server_unlisten(struct xp_run *r);
 void xp_conn_teardown(struct xp_conn *c);
 enum xp_cm_state xp_cm_state(struct xp_conn *c);
+u64 xp_cm_established_at(struct xp_conn *c);
 
 /* xperf_main.c: what a completion means to the run. */
 void xp_recv_msg(struct xp_conn *c, const struct xp_msg *m, u32 len);

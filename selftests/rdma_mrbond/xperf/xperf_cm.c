@@ -33,6 +33,17 @@ enum xp_cm_state xp_cm_state(struct xp_conn *c)
 	return st;
 }
 
+/* When the connection was ESTABLISHED (0: never), whatever it is now. */
+u64 xp_cm_established_at(struct xp_conn *c)
+{
+	u64 t;
+
+	spin_lock(&c->run->lock);
+	t = c->t_established;
+	spin_unlock(&c->run->lock);
+	return t;
+}
+
 /* A failure sticks: a later DISCONNECTED must not hide it. */
 static void xp_set_cm(struct xp_conn *c, enum xp_cm_state st, int status)
 {

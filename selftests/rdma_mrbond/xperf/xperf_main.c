@@ -56,6 +56,10 @@
  *   corrupt=0|1          client: flip one byte of connection 0's third
  *                        SEND or final WRITE, so that the run must fail:
  *                        the check of the checks [0]
+ *   late_poll_ms=N       client, connect: sleep N ms after each connection's
+ *                        rdma_connect(), so the server has closed it before
+ *                        the client looks (a connection that closed after
+ *                        ESTABLISHED still counts as connected) [0]
  *   keep_going=0|1       a connection that fails (its rail died) stops and
  *                        the others go on; it is left out of the final
  *                        checks, but every WR it posted must still complete
@@ -104,6 +108,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/debugfs.h>
+#include <linux/delay.h>
 #include <linux/inet.h>
 #include <linux/ktime.h>
 #include <linux/module.h>
@@ -344,6 +349,19 @@ static int xp_client_step_connect(struct xp_run *r)
 		/* keep_going: broken for good (reconnect gave up, or is off). */
 		if (c->stopped && r->p.keep_going)
 			continue;
+		/*
+		 * connect: the server closes a connection once it is
+		 * ESTABLISHED, so this poll may see it DISCONNECTED already;
+		 * it connected all the same.
+		 */
+		if (r->p.mode == XP_CONNECT && !r->connect_ns[i]) {
+			u64 t = xp_cm_established_at(c);
+
+			if (t)
+				r->connect_ns[i] = max_t(u64, t - c->t_connect, 1);
+		}
+		if (r->p.mode == XP_CONNECT && r->connect_ns[i])
+			continue;
 		if (st == XP_CM_FAILED || st == XP_CM_DISCONNECTED) {
 			/* Broke after connecting, or while connecting again. */
 			if ((c->ready || c->gen) && xp_conn_broken(c, "the connection broke"))
@@ -351,11 +369,14 @@ static int xp_client_step_connect(struct xp_run *r)
 			xp_fail(r, "conn %u: connecting failed: %d", i, c->cm_status);
 			return -ECONNREFUSED;
 		}
-		if (st == XP_CM_ROUTED && !c->set_up && xp_client_setup(c))
-			return -EIO;
-		if (st == XP_CM_ESTABLISHED && !r->connect_ns[i])
-			r->connect_ns[i] = max_t(u64, c->t_established - c->t_connect, 1);
-		if (!c->ready && !(r->p.mode == XP_CONNECT && r->connect_ns[i]))
+		if (st == XP_CM_ROUTED && !c->set_up) {
+			if (xp_client_setup(c))
+				return -EIO;
+			/* late_poll_ms: let the server's close land first. */
+			if (r->p.late_poll_ms)
+				msleep(r->p.late_poll_ms);
+		}
+		if (!c->ready)
 			all = false;
 	}
 	return all;
@@ -383,6 +404,7 @@ static int xp_client_reconnect(struct xp_run *r)
 		spin_lock(&r->lock);
 		c->cm_state = XP_CM_IDLE;
 		c->cm_status = 0;
+		c->t_established = 0;
 		spin_unlock(&r->lock);
 		c->gen = gen;
 		c->set_up = false;
@@ -906,6 +928,7 @@ static const struct {
 	{ "keep_going", offsetof(struct xp_params, keep_going), 0, 1 },
 	{ "reconnect", offsetof(struct xp_params, reconnect), 0, 1 },
 	{ "corrupt", offsetof(struct xp_params, corrupt), 0, 1 },
+	{ "late_poll_ms", offsetof(struct xp_params, late_poll_ms), 0, 10000 },
 };
 
 static int xp_parse_kv(struct xp_params *p, const char *key, const char *val)
