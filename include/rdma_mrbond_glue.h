@@ -113,6 +113,8 @@ bool mrbond_glue_netdev_tx_bytes(u32 ifindex, u64 *tx_bytes);
 /* Copies the netdev's name into name (IFNAMSIZ); -ENODEV if none. */
 int mrbond_glue_netdev_name(u32 ifindex, char *name);
 void mrbond_glue_notify_member(const struct mrbond_bond_info *bond, u32 slot);
+/* Multicasts a bond-change-ntf: @changes, enum rdma_mrbond_bond_change bits. */
+void mrbond_glue_notify_bond(const char *name, u32 ibdev_index, u32 changes);
 
 /* C internal: hands the registry to the netlink handlers. */
 void mrbond_netlink_set_ctx(void *ctx);

@@ -377,28 +377,64 @@ int rdma_mrbond_nl_member_set_doit(struct sk_buff *skb, struct genl_info *info)
 				     mrbond_rs_member_set);
 }
 
+/* A message of the events group, or NULL when nobody listens. */
+static struct sk_buff *mrbond_ntf_new(u8 cmd, void **hdr)
+{
+	struct sk_buff *msg;
+
+	if (!genl_has_listeners(&rdma_mrbond_nl_family, &init_net,
+				RDMA_MRBOND_NLGRP_EVENTS))
+		return NULL;
+	msg = genlmsg_new(NLMSG_DEFAULT_SIZE, GFP_KERNEL);
+	if (!msg)
+		return NULL;
+	*hdr = genlmsg_put(msg, 0, 0, &rdma_mrbond_nl_family, 0, cmd);
+	if (!*hdr) {
+		nlmsg_free(msg);
+		return NULL;
+	}
+	return msg;
+}
+
+static void mrbond_ntf_send(struct sk_buff *msg, void *hdr)
+{
+	genlmsg_end(msg, hdr);
+	genlmsg_multicast(&rdma_mrbond_nl_family, msg, 0,
+			  RDMA_MRBOND_NLGRP_EVENTS, GFP_KERNEL);
+}
+
 void mrbond_glue_notify_member(const struct mrbond_bond_info *b, u32 slot)
 {
 	struct sk_buff *msg;
 	void *hdr;
 
-	if (slot >= b->nmembers ||
-	    !genl_has_listeners(&rdma_mrbond_nl_family, &init_net,
-				RDMA_MRBOND_NLGRP_EVENTS))
+	if (slot >= b->nmembers)
 		return;
-	msg = genlmsg_new(NLMSG_DEFAULT_SIZE, GFP_KERNEL);
+	msg = mrbond_ntf_new(RDMA_MRBOND_CMD_MEMBER_CHANGE_NTF, &hdr);
 	if (!msg)
 		return;
-	hdr = genlmsg_put(msg, 0, 0, &rdma_mrbond_nl_family, 0,
-			  RDMA_MRBOND_CMD_MEMBER_CHANGE_NTF);
-	if (!hdr ||
-	    nla_put_u32(msg, RDMA_MRBOND_A_BOND_IBDEV_INDEX, b->ibdev_index) ||
+	if (nla_put_u32(msg, RDMA_MRBOND_A_BOND_IBDEV_INDEX, b->ibdev_index) ||
 	    nla_put_string(msg, RDMA_MRBOND_A_BOND_NAME, b->name) ||
 	    mrbond_put_member(msg, &b->members[slot], NULL)) {
 		nlmsg_free(msg);
 		return;
 	}
-	genlmsg_end(msg, hdr);
-	genlmsg_multicast(&rdma_mrbond_nl_family, msg, 0,
-			  RDMA_MRBOND_NLGRP_EVENTS, GFP_KERNEL);
+	mrbond_ntf_send(msg, hdr);
+}
+
+void mrbond_glue_notify_bond(const char *name, u32 ibdev_index, u32 changes)
+{
+	struct sk_buff *msg;
+	void *hdr;
+
+	msg = mrbond_ntf_new(RDMA_MRBOND_CMD_BOND_CHANGE_NTF, &hdr);
+	if (!msg)
+		return;
+	if (nla_put_u32(msg, RDMA_MRBOND_A_BOND_IBDEV_INDEX, ibdev_index) ||
+	    nla_put_string(msg, RDMA_MRBOND_A_BOND_NAME, name) ||
+	    nla_put_u32(msg, RDMA_MRBOND_A_BOND_CHANGES, changes)) {
+		nlmsg_free(msg);
+		return;
+	}
+	mrbond_ntf_send(msg, hdr);
 }

@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # Regenerates rust/ffi/abi_generated.rs, the Rust side of the C<->Rust ABI of
-# rdma_mrbond, from its C headers (include/rdma_mrbond_{glue,vdev,knobs}.h)
+# rdma_mrbond, from its C headers (include/rdma_mrbond_{glue,vdev,knobs}.h,
+# and the bond-change bits of include/uapi/rdma_mrbond.h)
 # with bindgen, as the kernel generates rust/bindings: the kernel's own clang
 # flags (read back from its rust/bindings command line) and bindgen options,
 # so that no struct shared with C is mirrored by hand. The output is checked
@@ -27,6 +28,7 @@ trap 'rm -rf "$stage"' EXIT
 cat >"$stage/abi.h" <<EOF
 #include "$ROOT/include/rdma_mrbond_glue.h"
 #include "$ROOT/include/rdma_mrbond_knobs.h"
+#include "$ROOT/include/uapi/rdma_mrbond.h"
 EOF
 
 # The kernel's options (rust/Makefile cmd_bindgen), narrowed to our ABI:
@@ -37,6 +39,7 @@ EOF
 	--rust-target 1.77 --use-core --with-derive-default --ctypes-prefix ffi \
 	--no-debug '.*' --no-doc-comments --enable-function-attribute-detection \
 	--allowlist-type 'mrbond_.*' --allowlist-var 'MRBOND_.*' \
+	--allowlist-type 'rdma_mrbond_bond_change' --allowlist-var 'RDMA_MRBOND_BOND_CHANGE_.*' \
 	--allowlist-function 'mrbond_(glue|vdev|sysfs|dcb)_.*' \
 	--opaque-type 'mrbond_vdev' \
 	--no-prepend-enum-name --default-enum-style consts \

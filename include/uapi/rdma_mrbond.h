@@ -105,6 +105,22 @@ enum rdma_mrbond_knob {
 };
 
 /**
+ * enum rdma_mrbond_bond_change - What a bond-change-ntf reports as changed.
+ * @RDMA_MRBOND_BOND_CHANGE_MEMBER_SET: A member's weight, admin state,
+ *   capacity or PFC override.
+ */
+enum rdma_mrbond_bond_change {
+	RDMA_MRBOND_BOND_CHANGE_CREATED = 1,
+	RDMA_MRBOND_BOND_CHANGE_DELETED = 2,
+	RDMA_MRBOND_BOND_CHANGE_POLICY = 4,
+	RDMA_MRBOND_BOND_CHANGE_ECN = 8,
+	RDMA_MRBOND_BOND_CHANGE_PFC = 16,
+	RDMA_MRBOND_BOND_CHANGE_MEMBER_SET = 32,
+	RDMA_MRBOND_BOND_CHANGE_MEMBER_ADDED = 64,
+	RDMA_MRBOND_BOND_CHANGE_MEMBER_REMOVED = 128,
+};
+
+/**
  * enum rdma_mrbond_knob_state - Status of a knob on a member.
  * @RDMA_MRBOND_KNOB_STATE_UNSET: The bond leaves the knob alone.
  * @RDMA_MRBOND_KNOB_STATE_PENDING: Wanted, not applied yet (being applied, or
@@ -247,6 +263,7 @@ enum {
 	RDMA_MRBOND_A_BOND_ECN,
 	RDMA_MRBOND_A_BOND_PFC,
 	RDMA_MRBOND_A_BOND_COUNTERS,
+	RDMA_MRBOND_A_BOND_CHANGES,
 
 	__RDMA_MRBOND_A_BOND_MAX,
 	RDMA_MRBOND_A_BOND_MAX = (__RDMA_MRBOND_A_BOND_MAX - 1)
@@ -263,6 +280,7 @@ enum {
 	RDMA_MRBOND_CMD_MEMBER_CHANGE_NTF,
 	RDMA_MRBOND_CMD_ECN_SET,
 	RDMA_MRBOND_CMD_PFC_SET,
+	RDMA_MRBOND_CMD_BOND_CHANGE_NTF,
 
 	__RDMA_MRBOND_CMD_MAX,
 	RDMA_MRBOND_CMD_MAX = (__RDMA_MRBOND_CMD_MAX - 1)

@@ -284,6 +284,18 @@ impl Bond {
         caps::weaker(&member.caps(), &self.caps)
     }
 
+    /// Tells the netlink monitors what changed (a bond-change-ntf with the
+    /// [`ffi::bond_change`] bits `changes`). No lock of the bond may be held.
+    pub(crate) fn announce_change(&self, changes: u32) {
+        if changes == 0 {
+            return;
+        }
+        let mut name = [0u8; NAME_MAX];
+        self.name(&mut name);
+        let index = self.vdev.lock().as_ref().map_or(0, |v| v.index());
+        ffi::notify_bond(&name, index, changes);
+    }
+
     /// Writes the bond's device name into `out`; empty while unregistered.
     pub(crate) fn name(&self, out: &mut [u8; NAME_MAX]) {
         *out = [0; NAME_MAX];

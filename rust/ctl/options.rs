@@ -16,7 +16,7 @@ use kernel::{c_str, prelude::*, str::CStr};
 use crate::{
     ctl::bond::{Bond, Member},
     ctl::text::Name,
-    ffi::{self, KNOB_ECN_COUNT, NAME_MAX},
+    ffi::{self, bond_change, KNOB_ECN_COUNT, NAME_MAX},
     knobs,
     policy::{
         knobs::{ConfigError, Knob},
@@ -129,6 +129,7 @@ pub(crate) fn apply(
     let mut ecn: [Option<(Knob, u64)>; KNOB_ECN_COUNT] = [None; KNOB_ECN_COUNT];
     let mut pfc_changed = false;
     let mut members_changed = false;
+    let mut changes = 0u32;
     {
         let mut st = bond.state.lock();
         for &(target, _) in member_settings.iter().flatten() {
@@ -146,11 +147,15 @@ pub(crate) fn apply(
         settings.set_ecn(&ecn)?;
         for setting in bond_settings.iter().flatten() {
             match *setting {
-                BondSetting::Policy(p) => st.placer.set_policy(p),
-                BondSetting::Ecn(..) => {}
+                BondSetting::Policy(p) => {
+                    st.placer.set_policy(p);
+                    changes |= bond_change::POLICY;
+                }
+                BondSetting::Ecn(..) => changes |= bond_change::ECN,
                 BondSetting::PfcEnable(bitmap) => {
                     settings.set_pfc_bitmap(bitmap);
                     pfc_changed = true;
+                    changes |= bond_change::PFC;
                 }
             }
         }
@@ -169,13 +174,18 @@ pub(crate) fn apply(
                         settings.set_pfc_override(m.get(), &member.name, v);
                     }
                     pfc_changed = true;
+                    changes |= bond_change::MEMBER_SET;
                     continue;
                 }
             }
             members_changed = true;
+            changes |= bond_change::MEMBER_SET;
         }
     }
     log_ecn(bond, &ecn);
+    // Announced before PFC is pushed: the settings are stored, whatever
+    // the members make of them (their status follows in the bond's view).
+    bond.announce_change(changes);
     if members_changed {
         ffi::kick();
     }

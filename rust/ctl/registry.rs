@@ -16,7 +16,7 @@ use crate::{
     ctl::bond::{Bond, Member},
     ctl::options::{ReqError, ReqResult, Target},
     ctl::text::Name,
-    ffi::{self, BondInfo, BondSpec, MemberSpec, MAX_MEMBERS},
+    ffi::{self, bond_change, BondInfo, BondSpec, MemberSpec, MAX_MEMBERS, NAME_MAX},
     policy::{
         eligibility::AdminState,
         knobs::{self, BondMode, ConfigError},
@@ -470,6 +470,7 @@ impl Registry {
         }
         *bond.vdev.lock() = Some(vdev);
         ffi::kick();
+        bond.announce_change(bond_change::CREATED);
         Ok(bond)
     }
 
@@ -503,10 +504,14 @@ impl Registry {
     /// core unregisters the device.
     fn destroy(&self, bond: Arc<Bond>) {
         self.unpublish(&bond);
+        let mut name = [0u8; NAME_MAX];
+        bond.name(&mut name);
         let vdev = bond.vdev.lock().take();
         if let Some(v) = vdev {
             pr_info!("{}: destroyed\n", v.name());
+            let index = v.index();
             drop(v);
+            ffi::notify_bond(&name, index, bond_change::DELETED);
         }
     }
 
@@ -621,6 +626,7 @@ impl Registry {
             }
         }
         ffi::kick();
+        bond.announce_change(bond_change::MEMBER_ADDED);
         Ok(())
     }
 
@@ -699,6 +705,7 @@ impl Registry {
             }
         }
         ffi::kick();
+        bond.announce_change(bond_change::MEMBER_REMOVED);
         Ok(())
     }
 

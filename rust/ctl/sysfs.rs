@@ -19,6 +19,7 @@ use crate::{
     ffi, knobs,
     knobs::sysfs::knob_attr,
     policy::{
+        congestion::{COUNTER_COUNT, COUNTER_NAMES},
         knobs::{self as knob_policy, Knob},
         options::{admin_name, BondOption, MemberOption},
         MemberIndex,
@@ -82,10 +83,14 @@ pub(crate) fn bond_show(bond: &Bond, attr: u32, page: &mut [u8]) -> isize {
         }
         BOND_MEMBERS => {
             let st = bond.state.lock();
+            // One line, space-separated (as bonding's `slaves`).
             let mut w = BufWriter::new(page);
-            for m in st.members.iter().flatten() {
-                let _ = core::fmt::Write::write_fmt(&mut w, format_args!("{}\n", m.name.as_cstr()));
+            for (i, m) in st.members.iter().flatten().enumerate() {
+                let sep = if i == 0 { "" } else { " " };
+                let _ =
+                    core::fmt::Write::write_fmt(&mut w, format_args!("{sep}{}", m.name.as_cstr()));
             }
+            let _ = core::fmt::Write::write_str(&mut w, "\n");
             isize::try_from(w.len()).unwrap_or(0)
         }
         BOND_USABLE => {
@@ -235,8 +240,8 @@ static BOND_FILES: [VFile; 6] = [
     VFile::ro(c"speed", BOND_SPEED),
 ];
 
-/// `mrbond/ecn/`: every ECN knob, then the reports.
-static ECN_FILES: [VFile; ffi::KNOB_ECN_COUNT + 2] = [
+/// `mrbond/ecn/`: every ECN knob.
+static ECN_FILES: [VFile; ffi::KNOB_ECN_COUNT] = [
     ecn(c"enable", Knob::EcnEnable),
     ecn(c"tclass", Knob::Tclass),
     ecn(c"np_enable", Knob::NpEnable),
@@ -260,19 +265,36 @@ static ECN_FILES: [VFile; ffi::KNOB_ECN_COUNT + 2] = [
         c"rp_rate_reduce_monitor_period",
         Knob::RpRateReduceMonitorPeriod,
     ),
-    VFile::ro(c"status", KNOB_FILE + knob_attr::ECN_STATUS),
-    VFile::ro(c"counters", KNOB_FILE + knob_attr::ECN_COUNTERS),
 ];
 
 /// `mrbond/pfc/`.
-static PFC_FILES: [VFile; 3] = [
-    VFile::rw(c"enable_bitmap", KNOB_FILE + knob_attr::PFC_ENABLE),
-    VFile::ro(c"status", KNOB_FILE + knob_attr::PFC_STATUS),
-    VFile::ro(c"counters", KNOB_FILE + knob_attr::PFC_COUNTERS),
+static PFC_FILES: [VFile; 1] = [VFile::rw(
+    c"enable_bitmap",
+    KNOB_FILE + knob_attr::PFC_ENABLE,
+)];
+
+/// `counters/`, of the bond (sums) and of each member: one file per
+/// congestion counter, named as in `policy::congestion::COUNTER_NAMES`.
+static COUNTER_FILES: [VFile; COUNTER_COUNT] = {
+    let mut files = [const { VFile::ro(c"", 0) }; COUNTER_COUNT];
+    let mut i = 0;
+    while i < COUNTER_COUNT {
+        files[i] = VFile::ro(COUNTER_NAMES[i], KNOB_FILE + knob_attr::COUNTER0 + i as u32);
+        i += 1;
+    }
+    files
+};
+
+/// `mrbond/members/<member ibdev>/status/`: a knob's status on the member.
+static STATUS_FILES: [VFile; 4] = [
+    VFile::ro(c"ecn_enable", KNOB_FILE + knob_attr::STATUS_ECN_ENABLE),
+    VFile::ro(c"tclass", KNOB_FILE + knob_attr::STATUS_TCLASS),
+    VFile::ro(c"dcqcn", KNOB_FILE + knob_attr::STATUS_DCQCN),
+    VFile::ro(c"pfc", KNOB_FILE + knob_attr::STATUS_PFC),
 ];
 
 /// `mrbond/members/<member ibdev>/`.
-static MEMBER_FILES: [VFile; 12] = [
+static MEMBER_FILES: [VFile; 13] = [
     VFile::ro(c"netdev", MEMBER_NETDEV),
     VFile::ro(c"state", MEMBER_STATE),
     VFile::ro(c"reason", MEMBER_REASON),
@@ -285,20 +307,27 @@ static MEMBER_FILES: [VFile; 12] = [
     VFile::ro(c"utilisation", MEMBER_UTILISATION),
     VFile::rw(c"capacity_mbps", MEMBER_CAPACITY),
     VFile::rw(c"pfc_override", KNOB_FILE + knob_attr::PFC_OVERRIDE),
+    VFile::ro(c"pfc_target", KNOB_FILE + knob_attr::PFC_TARGET),
 ];
 
 static BOND_ATTRS: AttrList<VdevVerbs, 7> = AttrList::new(&BOND_FILES);
-static ECN_ATTRS: AttrList<VdevVerbs, { ffi::KNOB_ECN_COUNT + 3 }> = AttrList::new(&ECN_FILES);
-static PFC_ATTRS: AttrList<VdevVerbs, 4> = AttrList::new(&PFC_FILES);
-static MEMBER_ATTRS: AttrList<VdevVerbs, 13> = AttrList::new(&MEMBER_FILES);
+static ECN_ATTRS: AttrList<VdevVerbs, { ffi::KNOB_ECN_COUNT + 1 }> = AttrList::new(&ECN_FILES);
+static PFC_ATTRS: AttrList<VdevVerbs, 2> = AttrList::new(&PFC_FILES);
+static COUNTER_ATTRS: AttrList<VdevVerbs, { COUNTER_COUNT + 1 }> = AttrList::new(&COUNTER_FILES);
+static STATUS_ATTRS: AttrList<VdevVerbs, 5> = AttrList::new(&STATUS_FILES);
+static MEMBER_ATTRS: AttrList<VdevVerbs, 14> = AttrList::new(&MEMBER_FILES);
 static BOND_GROUP: Group<VdevVerbs> = Group::new(None, &BOND_ATTRS);
 static ECN_GROUP: Group<VdevVerbs> = Group::new(Some(c"ecn"), &ECN_ATTRS);
 static PFC_GROUP: Group<VdevVerbs> = Group::new(Some(c"pfc"), &PFC_ATTRS);
+static COUNTER_GROUP: Group<VdevVerbs> = Group::new(Some(c"counters"), &COUNTER_ATTRS);
+static STATUS_GROUP: Group<VdevVerbs> = Group::new(Some(c"status"), &STATUS_ATTRS);
 static MEMBER_GROUP: Group<VdevVerbs> = Group::new(None, &MEMBER_ATTRS);
-static BOND_GROUPS: GroupList<VdevVerbs, 4> = GroupList::new([&BOND_GROUP, &ECN_GROUP, &PFC_GROUP]);
-static MEMBER_GROUPS: GroupList<VdevVerbs, 2> = GroupList::new([&MEMBER_GROUP]);
-static BOND_DIR: DirType<VdevVerbs, 4> = DirType::new(&BOND_GROUPS);
-static MEMBER_DIR: DirType<VdevVerbs, 2> = DirType::new(&MEMBER_GROUPS);
+static BOND_GROUPS: GroupList<VdevVerbs, 5> =
+    GroupList::new([&BOND_GROUP, &ECN_GROUP, &PFC_GROUP, &COUNTER_GROUP]);
+static MEMBER_GROUPS: GroupList<VdevVerbs, 4> =
+    GroupList::new([&MEMBER_GROUP, &STATUS_GROUP, &COUNTER_GROUP]);
+static BOND_DIR: DirType<VdevVerbs, 5> = DirType::new(&BOND_GROUPS);
+static MEMBER_DIR: DirType<VdevVerbs, 4> = DirType::new(&MEMBER_GROUPS);
 
 /// The vdev's directories: `mrbond/` and `mrbond/members/<member ibdev>/`.
 pub(crate) static LAYOUT: Layout<VdevVerbs> = Layout::new(&BOND_DIR, &MEMBER_DIR);

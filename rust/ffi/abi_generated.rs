@@ -294,6 +294,9 @@ extern "C" {
 extern "C" {
     pub fn mrbond_glue_notify_member(bond: *const mrbond_bond_info, slot: u32_);
 }
+extern "C" {
+    pub fn mrbond_glue_notify_bond(name: *const ffi::c_char, ibdev_index: u32_, changes: u32_);
+}
 #[repr(C)]
 #[derive(Debug)]
 pub struct nlattr {
@@ -542,3 +545,12 @@ extern "C" {
 pub type mrbond_nl_member_fill = ::core::option::Option<
     unsafe extern "C" fn(tb: *mut *mut nlattr, i: u32_, dst: *mut ffi::c_void),
 >;
+pub const RDMA_MRBOND_BOND_CHANGE_CREATED: rdma_mrbond_bond_change = 1;
+pub const RDMA_MRBOND_BOND_CHANGE_DELETED: rdma_mrbond_bond_change = 2;
+pub const RDMA_MRBOND_BOND_CHANGE_POLICY: rdma_mrbond_bond_change = 4;
+pub const RDMA_MRBOND_BOND_CHANGE_ECN: rdma_mrbond_bond_change = 8;
+pub const RDMA_MRBOND_BOND_CHANGE_PFC: rdma_mrbond_bond_change = 16;
+pub const RDMA_MRBOND_BOND_CHANGE_MEMBER_SET: rdma_mrbond_bond_change = 32;
+pub const RDMA_MRBOND_BOND_CHANGE_MEMBER_ADDED: rdma_mrbond_bond_change = 64;
+pub const RDMA_MRBOND_BOND_CHANGE_MEMBER_REMOVED: rdma_mrbond_bond_change = 128;
+pub type rdma_mrbond_bond_change = ffi::c_uint;

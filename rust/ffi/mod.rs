@@ -9,7 +9,7 @@
 
 use core::{ffi::c_void, pin::Pin, ptr::NonNull};
 
-use kernel::{error::to_result, ffi::c_int, prelude::*, str::CStr};
+use kernel::{error::to_result, ffi::c_int, prelude::*};
 
 use crate::{policy::congestion::Errno, rdma::bindings as rdma, rdma::member_device::IbDevice};
 
@@ -276,6 +276,33 @@ pub(crate) fn netdev_name(ifindex: u32, out: &mut [u8; 16]) -> bool {
     unsafe { glue::mrbond_glue_netdev_name(ifindex, out.as_mut_ptr().cast()) == 0 }
 }
 
+/// The bits of a bond-change-ntf (`enum rdma_mrbond_bond_change`).
+pub(crate) mod bond_change {
+    use super::abi;
+
+    pub(crate) const CREATED: u32 = abi::RDMA_MRBOND_BOND_CHANGE_CREATED;
+    pub(crate) const DELETED: u32 = abi::RDMA_MRBOND_BOND_CHANGE_DELETED;
+    pub(crate) const POLICY: u32 = abi::RDMA_MRBOND_BOND_CHANGE_POLICY;
+    pub(crate) const ECN: u32 = abi::RDMA_MRBOND_BOND_CHANGE_ECN;
+    pub(crate) const PFC: u32 = abi::RDMA_MRBOND_BOND_CHANGE_PFC;
+    pub(crate) const MEMBER_SET: u32 = abi::RDMA_MRBOND_BOND_CHANGE_MEMBER_SET;
+    pub(crate) const MEMBER_ADDED: u32 = abi::RDMA_MRBOND_BOND_CHANGE_MEMBER_ADDED;
+    pub(crate) const MEMBER_REMOVED: u32 = abi::RDMA_MRBOND_BOND_CHANGE_MEMBER_REMOVED;
+}
+
+/// Multicasts a bond-change-ntf for the bond named `name` (NUL-padded; an
+/// unregistered bond's empty name sends nothing).
+pub(crate) fn notify_bond(name: &[u8; NAME_MAX], ibdev_index: u32, changes: u32) {
+    let Ok(name) = core::ffi::CStr::from_bytes_until_nul(name) else {
+        return;
+    };
+    if name.is_empty() {
+        return;
+    }
+    // SAFETY: `name` is NUL-terminated and lives through the call.
+    unsafe { glue::mrbond_glue_notify_bond(name.as_ptr().cast(), ibdev_index, changes) }
+}
+
 /// Multicasts a member-change event built from `info`.
 pub(crate) fn notify_member(info: &BondInfo, slot: u32) {
     // SAFETY: `info` is a valid snapshot for the duration of the call.
@@ -405,10 +432,10 @@ impl IbDevice {
     /// result for each one the device has. May sleep.
     pub(crate) fn hw_counters(
         &self,
-        names: &[&CStr; HW_COUNTER_MAX],
+        names: &[&core::ffi::CStr; HW_COUNTER_MAX],
         values: &mut [u64; HW_COUNTER_MAX],
     ) -> u32 {
-        let ptrs = names.map(|n| n.as_char_ptr());
+        let ptrs = names.map(|n| n.as_ptr().cast::<u8>());
         // SAFETY: by the invariant the device is registered; `ptrs` holds
         // HW_COUNTER_MAX NUL-terminated strings and `values` as many slots.
         unsafe {

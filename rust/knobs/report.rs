@@ -5,27 +5,31 @@
 //! ethtool 802.3x pause frames, dcbnl PFC frames per priority), summed
 //! where available. Unavailable counters stay unavailable rather than zero.
 
-use kernel::{c_str, prelude::*, str::CStr};
+use kernel::prelude::*;
 
 use crate::{
     ctl::bond::Bond,
     ffi::{self, KnobGroup, KnobsInfo, HW_COUNTER_MAX, KNOB_ECN_COUNT},
     policy::{
         congestion::{
-            status_groups, Counters, KnobStatus, COUNTER_COUNT, PAUSE_COUNTERS, PFC_COUNTERS,
-            PFC_PRIOS,
+            status_groups, Counters, KnobStatus, COUNTER_COUNT, COUNTER_NAMES, PAUSE_COUNTERS,
+            PFC_COUNTERS, PFC_PRIOS,
         },
         knobs::Knob,
+        MemberIndex,
     },
 };
 
-/// The hw counter names of `policy::congestion::COUNTERS`, as C strings.
-const HW_NAMES: [&CStr; HW_COUNTER_MAX] = [
-    c_str!("np_ecn_marked_roce_packets"),
-    c_str!("np_cnp_sent"),
-    c_str!("rp_cnp_handled"),
-    c_str!("rp_cnp_ignored"),
-];
+/// The hw counters come first in `policy::congestion::COUNTER_NAMES`.
+const HW_NAMES: [&core::ffi::CStr; HW_COUNTER_MAX] = {
+    let mut names = [c""; HW_COUNTER_MAX];
+    let mut i = 0;
+    while i < HW_COUNTER_MAX {
+        names[i] = COUNTER_NAMES[i];
+        i += 1;
+    }
+    names
+};
 
 // The ethtool pause counters follow the hw counters.
 const _: () = assert!(PAUSE_COUNTERS == HW_COUNTER_MAX);
@@ -130,20 +134,7 @@ pub(crate) fn fill(bond: &Bond, info: &mut KnobsInfo, reads: Reads) {
     let mut sum = Counters::default();
     for (row, &netdev) in info.members.iter_mut().zip(netdevs.iter()) {
         if netdev != 0 {
-            if let Some((tx, rx)) = ffi::pause_stats(netdev) {
-                for (dst, v) in row.counters.iter_mut().skip(PAUSE_COUNTERS).zip([tx, rx]) {
-                    *dst = v;
-                }
-                row.counters_mask |= 0b11 << PAUSE_COUNTERS;
-            }
-            // A member without dcbnl PFC has no per-priority counters.
-            if let Ok(pfc) = ffi::Rtnl::lock().get_pfc(netdev) {
-                let per_prio = Iterator::chain(pfc.requests.iter(), pfc.indications.iter());
-                for (dst, v) in row.counters.iter_mut().skip(PFC_COUNTERS).zip(per_prio) {
-                    *dst = *v;
-                }
-                row.counters_mask |= ((1u32 << (2 * PFC_PRIOS)) - 1) << PFC_COUNTERS;
-            }
+            read_netdev_counters(netdev, &mut row.counters, &mut row.counters_mask);
         }
         sum.add(&counters_of(&row.counters, row.counters_mask));
     }
@@ -151,6 +142,52 @@ pub(crate) fn fill(bond: &Bond, info: &mut KnobsInfo, reads: Reads) {
     for (dst, v) in info.counters.iter_mut().zip(sum.0.iter()) {
         *dst = v.unwrap_or(0);
     }
+}
+
+/// Reads a member netdev's 802.3x PAUSE and per-priority PFC counters into
+/// `values`, marking in `mask` those it has. Takes RTNL.
+fn read_netdev_counters(netdev: u32, values: &mut [u64; COUNTER_COUNT], mask: &mut u32) {
+    if let Some((tx, rx)) = ffi::pause_stats(netdev) {
+        for (dst, v) in values.iter_mut().skip(PAUSE_COUNTERS).zip([tx, rx]) {
+            *dst = v;
+        }
+        *mask |= 0b11 << PAUSE_COUNTERS;
+    }
+    // A member without dcbnl PFC has no per-priority counters.
+    if let Ok(pfc) = ffi::Rtnl::lock().get_pfc(netdev) {
+        let per_prio = Iterator::chain(pfc.requests.iter(), pfc.indications.iter());
+        for (dst, v) in values.iter_mut().skip(PFC_COUNTERS).zip(per_prio) {
+            *dst = *v;
+        }
+        *mask |= ((1u32 << (2 * PFC_PRIOS)) - 1) << PFC_COUNTERS;
+    }
+}
+
+/// The congestion counters of the member in `slot` alone (what
+/// `members/<dev>/counters/` shows); `ENODEV` if the slot is empty. No lock
+/// of ours may be held by the caller.
+pub(crate) fn member_counters(bond: &Bond, slot: MemberIndex) -> Result<Counters> {
+    let mut values = [0u64; COUNTER_COUNT];
+    let mut mask = 0u32;
+    let netdev = {
+        let st = bond.state.lock();
+        let Some(Some(member)) = st.members.get(slot.get()) else {
+            return Err(ENODEV);
+        };
+        // Member handles are valid under the state lock.
+        if let Some(dev) = member.dev.as_ref() {
+            let mut hw = [0u64; HW_COUNTER_MAX];
+            mask = dev.hw_counters(&HW_NAMES, &mut hw);
+            for (dst, v) in values.iter_mut().zip(hw) {
+                *dst = v;
+            }
+        }
+        member.dev.as_ref().map_or(0, |_| member.netdev)
+    };
+    if netdev != 0 {
+        read_netdev_counters(netdev, &mut values, &mut mask);
+    }
+    Ok(counters_of(&values, mask))
 }
 
 /// A filled snapshot on the heap.

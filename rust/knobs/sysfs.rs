@@ -1,22 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! `mrbond/ecn/`, `mrbond/pfc/` and `members/<dev>/pfc_override`
-//! (`Documentation/ABI/testing/sysfs-class-infiniband-mrbond`). A refused
-//! write returns `-EINVAL` and changes nothing; a PFC write that fails on a
-//! member returns that member's error, every member's outcome being in
-//! `pfc/status`.
-
-use core::fmt::Write;
+//! `mrbond/ecn/`, `mrbond/pfc/` and `mrbond/counters/`; a member's
+//! `pfc_override`, `pfc_target`, `status/` and `counters/`
+//! (`Documentation/ABI/testing/sysfs-class-infiniband-mrbond`). One value
+//! per file. A refused write returns `-EINVAL` and changes nothing; a PFC
+//! write that fails on a member returns that member's error, every
+//! member's outcome being in its `status/pfc`.
 
 use kernel::prelude::*;
 
 use crate::{
     ctl::bond::Bond,
     ctl::options,
-    ctl::text::{emit, BufWriter},
-    ffi::{KnobsInfo, KNOB_ECN_COUNT},
+    ctl::text::emit,
+    ffi::KNOB_ECN_COUNT,
     policy::{
-        congestion::{member_knob_status, Counters, COUNTERS, COUNTER_COUNT, PAUSE_COUNTERS},
+        congestion::{member_knob_status, Counters, COUNTER_COUNT},
         knobs::Knob,
         options::{BondOption, MemberOption},
         MemberIndex,
@@ -28,18 +27,30 @@ use super::report;
 /// The ids of the knob files besides the ECN knobs' (whose ids are their
 /// knobs' ids).
 pub(crate) mod knob_attr {
-    pub(crate) const ECN_STATUS: u32 = 32;
-    pub(crate) const ECN_COUNTERS: u32 = 33;
     pub(crate) const PFC_ENABLE: u32 = 34;
-    pub(crate) const PFC_STATUS: u32 = 35;
-    pub(crate) const PFC_COUNTERS: u32 = 36;
     /// In `members/<dev>/`.
     pub(crate) const PFC_OVERRIDE: u32 = 37;
+    /// In `members/<dev>/`: the bitmap the bond wants on that member.
+    pub(crate) const PFC_TARGET: u32 = 38;
+    /// In `members/<dev>/status/`: one knob's status each.
+    pub(crate) const STATUS_ECN_ENABLE: u32 = 40;
+    pub(crate) const STATUS_TCLASS: u32 = 41;
+    pub(crate) const STATUS_DCQCN: u32 = 42;
+    pub(crate) const STATUS_PFC: u32 = 43;
+    /// `counters/` (the bond's sums, a member's own): this plus the index
+    /// in `policy::congestion::COUNTER_NAMES`.
+    pub(crate) const COUNTER0: u32 = 64;
 }
 
 fn ecn_knob(attr: u32) -> Option<Knob> {
     let id = u16::try_from(attr).ok()?;
     Knob::from_id(id).filter(|k| usize::from(k.id()) < KNOB_ECN_COUNT)
+}
+
+/// The counter index of file `attr` of a `counters/` directory.
+fn counter_index(attr: u32) -> Option<usize> {
+    let i = usize::try_from(attr.checked_sub(knob_attr::COUNTER0)?).ok()?;
+    (i < COUNTER_COUNT).then_some(i)
 }
 
 /// A PFC bitmap as sysfs shows it: `0x08`, or `none`.
@@ -54,103 +65,33 @@ impl core::fmt::Display for BitmapText {
     }
 }
 
-fn written(w: &BufWriter<'_>) -> isize {
-    isize::try_from(w.len()).unwrap_or(0)
-}
-
-/// One line per knob (`dcqcn` for all of np_* and rp_*) per member.
-fn ecn_status(bond: &Bond, page: &mut [u8]) -> isize {
-    let mut w = BufWriter::new(page);
-    let st = bond.state.lock();
-    let settings = bond.knobs.settings.lock();
-    for (slot, m) in st.members.iter().enumerate() {
-        let Some(m) = m else { continue };
-        let pfc = settings.pfc_status(slot, &m.name, m.netdev);
-        for (label, knob) in [
-            ("ecn_enable", Knob::EcnEnable),
-            ("tclass", Knob::Tclass),
-            // Every DCQCN parameter has the status of np_enable.
-            ("dcqcn", Knob::NpEnable),
-        ] {
-            if let Some(s) = member_knob_status(knob, pfc) {
-                let _ = writeln!(w, "{} {} {}", m.name.as_cstr(), label, s);
-            }
-        }
-    }
-    written(&w)
-}
-
-/// `<member> <target> <status>` per member.
-fn pfc_status(bond: &Bond, page: &mut [u8]) -> isize {
-    let mut w = BufWriter::new(page);
-    let st = bond.state.lock();
-    let settings = bond.knobs.settings.lock();
-    for (slot, m) in st.members.iter().enumerate() {
-        let Some(m) = m else { continue };
-        let _ = writeln!(
-            w,
-            "{} {} {}",
-            m.name.as_cstr(),
-            BitmapText(settings.pfc_target(slot, &m.name)),
-            settings.pfc_status(slot, &m.name, m.netdev)
-        );
-    }
-    written(&w)
-}
-
-/// `[<member> ]<counter> <value>|unavailable` for the counters in `range`.
-fn write_counters(
-    w: &mut BufWriter<'_>,
-    member: &str,
-    c: &Counters,
-    range: core::ops::Range<usize>,
-) {
-    let sep = if member.is_empty() { "" } else { " " };
-    for i in range {
-        let (Some(name), Some(v)) = (COUNTERS.get(i), c.0.get(i)) else {
-            continue;
-        };
-        let _ = match v {
-            Some(v) => writeln!(w, "{}{}{} {}", member, sep, name, v),
-            None => writeln!(w, "{}{}{} unavailable", member, sep, name),
-        };
+/// Counter `index` of `counters`; a counter no member has reads as
+/// `-EOPNOTSUPP` rather than a zero that would pass for a measurement.
+fn show_counter(counters: Result<Counters>, index: usize, page: &mut [u8]) -> isize {
+    match counters.map(|c| c.0.get(index).copied().flatten()) {
+        Ok(Some(v)) => emit(page, format_args!("{}\n", v)),
+        // 6.12's error codes lack EOPNOTSUPP (ENOTSUPP is kernel-internal).
+        Ok(None) => -(kernel::bindings::EOPNOTSUPP as isize),
+        Err(e) => e.to_errno() as isize,
     }
 }
 
-/// Bond sums first, then every member's counters.
-fn counters(bond: &Bond, page: &mut [u8], range: core::ops::Range<usize>) -> isize {
-    let info: KBox<KnobsInfo> = match report::snapshot(bond) {
-        Ok(i) => i,
-        Err(e) => return e.to_errno() as isize,
-    };
-    let mut w = BufWriter::new(page);
-    let sum = report::counters(&info.counters, info.counters_mask);
-    write_counters(&mut w, "", &sum, range.clone());
-    let n = usize::try_from(info.nmembers).unwrap_or(0);
-    for row in info.members.iter().take(n) {
-        let end = row.ibdev.iter().position(|&b| b == 0).unwrap_or(0);
-        let name = core::str::from_utf8(row.ibdev.get(..end).unwrap_or(&[])).unwrap_or("?");
-        let c = report::counters(&row.counters, row.counters_mask);
-        write_counters(&mut w, name, &c, range.clone());
-    }
-    written(&w)
-}
-
-/// Shows a file of `mrbond/ecn/` or `mrbond/pfc/`.
+/// Shows a file of `mrbond/ecn/`, `mrbond/pfc/` or `mrbond/counters/`.
 pub(crate) fn bond_show(bond: &Bond, attr: u32, page: &mut [u8]) -> isize {
     if let Some(knob) = ecn_knob(attr) {
         let v = bond.knobs.settings.lock().value(knob);
         return emit(page, format_args!("{}\n", v));
     }
+    if let Some(index) = counter_index(attr) {
+        let sums =
+            report::snapshot(bond).map(|info| report::counters(&info.counters, info.counters_mask));
+        return show_counter(sums, index, page);
+    }
     match attr {
-        knob_attr::ECN_STATUS => ecn_status(bond, page),
-        knob_attr::ECN_COUNTERS => counters(bond, page, 0..PAUSE_COUNTERS),
         knob_attr::PFC_ENABLE => {
             let v = bond.knobs.settings.lock().pfc_bitmap();
             emit(page, format_args!("{}\n", BitmapText(v)))
         }
-        knob_attr::PFC_STATUS => pfc_status(bond, page),
-        knob_attr::PFC_COUNTERS => counters(bond, page, PAUSE_COUNTERS..COUNTER_COUNT),
         _ => EINVAL.to_errno() as isize,
     }
 }
@@ -164,25 +105,44 @@ pub(crate) fn bond_store(bond: &Bond, attr: u32, input: &[u8]) -> i32 {
     options::store_bond(bond, opt, input)
 }
 
-/// Shows `members/<dev>/pfc_override`.
+/// Shows a member's `pfc_override`, `pfc_target`, or a file of its
+/// `status/` or `counters/`.
 pub(crate) fn member_show(bond: &Bond, slot: u32, attr: u32, page: &mut [u8]) -> isize {
     let Some(m) = usize::try_from(slot).ok().and_then(MemberIndex::new) else {
         return EINVAL.to_errno() as isize;
     };
-    if attr != knob_attr::PFC_OVERRIDE {
-        return EINVAL.to_errno() as isize;
+    if let Some(index) = counter_index(attr) {
+        return show_counter(report::member_counters(bond, m), index, page);
     }
     let st = bond.state.lock();
     let Some(Some(member)) = st.members.get(m.get()) else {
         return ENODEV.to_errno() as isize;
     };
-    let v = bond
-        .knobs
-        .settings
-        .lock()
-        .member(m.get(), &member.name)
-        .pfc_override;
-    emit(page, format_args!("{}\n", BitmapText(v)))
+    let settings = bond.knobs.settings.lock();
+    let status_of = |knob| {
+        let pfc = settings.pfc_status(m.get(), &member.name, member.netdev);
+        member_knob_status(knob, pfc)
+    };
+    let status = match attr {
+        knob_attr::PFC_OVERRIDE => {
+            let v = settings.member(m.get(), &member.name).pfc_override;
+            return emit(page, format_args!("{}\n", BitmapText(v)));
+        }
+        knob_attr::PFC_TARGET => {
+            let v = settings.pfc_target(m.get(), &member.name);
+            return emit(page, format_args!("{}\n", BitmapText(v)));
+        }
+        knob_attr::STATUS_ECN_ENABLE => status_of(Knob::EcnEnable),
+        knob_attr::STATUS_TCLASS => status_of(Knob::Tclass),
+        // Every DCQCN parameter has the status of np_enable.
+        knob_attr::STATUS_DCQCN => status_of(Knob::NpEnable),
+        knob_attr::STATUS_PFC => status_of(Knob::PfcEnable),
+        _ => None,
+    };
+    match status {
+        Some(s) => emit(page, format_args!("{}\n", s)),
+        None => EINVAL.to_errno() as isize,
+    }
 }
 
 /// Stores `members/<dev>/pfc_override` (`none` clears it), then applies PFC.

@@ -339,30 +339,46 @@ pub const fn outcome_status(outcome: PfcOutcome) -> KnobStatus {
 /// (ethtool), then PFC frames per priority (dcbnl `ieee_pfc`: requests
 /// sent, indications received). PAUSE and PFC are counted apart: a link
 /// runs one or the other.
-pub const COUNTERS: [&str; COUNTER_COUNT] = [
-    "np_ecn_marked_roce_packets",
-    "np_cnp_sent",
-    "rp_cnp_handled",
-    "rp_cnp_ignored",
-    "tx_pause_frames",
-    "rx_pause_frames",
-    "tx_pfc_prio0",
-    "tx_pfc_prio1",
-    "tx_pfc_prio2",
-    "tx_pfc_prio3",
-    "tx_pfc_prio4",
-    "tx_pfc_prio5",
-    "tx_pfc_prio6",
-    "tx_pfc_prio7",
-    "rx_pfc_prio0",
-    "rx_pfc_prio1",
-    "rx_pfc_prio2",
-    "rx_pfc_prio3",
-    "rx_pfc_prio4",
-    "rx_pfc_prio5",
-    "rx_pfc_prio6",
-    "rx_pfc_prio7",
+pub const COUNTER_NAMES: [&core::ffi::CStr; COUNTER_COUNT] = [
+    c"np_ecn_marked_roce_packets",
+    c"np_cnp_sent",
+    c"rp_cnp_handled",
+    c"rp_cnp_ignored",
+    c"tx_pause_frames",
+    c"rx_pause_frames",
+    c"tx_pfc_prio0",
+    c"tx_pfc_prio1",
+    c"tx_pfc_prio2",
+    c"tx_pfc_prio3",
+    c"tx_pfc_prio4",
+    c"tx_pfc_prio5",
+    c"tx_pfc_prio6",
+    c"tx_pfc_prio7",
+    c"rx_pfc_prio0",
+    c"rx_pfc_prio1",
+    c"rx_pfc_prio2",
+    c"rx_pfc_prio3",
+    c"rx_pfc_prio4",
+    c"rx_pfc_prio5",
+    c"rx_pfc_prio6",
+    c"rx_pfc_prio7",
 ];
+
+/// [`COUNTER_NAMES`] as `&str`.
+// Evaluated at build time: an index out of range fails the build.
+#[allow(clippy::indexing_slicing)]
+pub const COUNTERS: [&str; COUNTER_COUNT] = {
+    let mut names = [""; COUNTER_COUNT];
+    let mut i = 0;
+    while i < COUNTER_COUNT {
+        names[i] = match COUNTER_NAMES[i].to_str() {
+            Ok(name) => name,
+            Err(_) => panic!("a counter name is not UTF-8"),
+        };
+        i += 1;
+    }
+    names
+};
 
 /// Number of [`COUNTERS`].
 pub const COUNTER_COUNT: usize = 22;

@@ -476,7 +476,7 @@ setup_bond() {
 	local i
 	modprobe rdma_mrbond || return 1
 	local members=()
-	for ((i = 0; i < MRBOND_LINKS; i++)); do members+=(--member "${MEMBER_PREFIX}$i"); done
+	for ((i = 0; i < MRBOND_LINKS; i++)); do members+=(member "${MEMBER_PREFIX}$i"); done
 	bq -t 60 "$CTL" bond add mrbond0 "${members[@]}" || return 1
 	echo rr >"$SYS/mrbond0/mrbond/policy" || return 1
 	bond_ahead

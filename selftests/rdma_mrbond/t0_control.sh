@@ -32,7 +32,7 @@ setup_t0() {
 member_attr() { cat "$SYS/$1/mrbond/members/$2/$3"; }
 
 test_create_netlink() {
-	"$CTL" bond add mrbond0 --member rxe0 --member rxe1:200 || return 1
+	"$CTL" bond add mrbond0 member rxe0 member rxe1 weight 200 || return 1
 	rdma dev show mrbond0 || { echo "mrbond0 not in rdma dev"; return 1; }
 	rdma link show mrbond0/1 && rdma link show mrbond0/2 || return 1
 	[[ $(cat "$SYS/mrbond0/mrbond/mode") == rail ]] || { echo "mode not rail"; return 1; }
@@ -114,7 +114,7 @@ test_sysfs_writes() {
 		{ echo "rxe0 utilisation: $(member_attr mrbond0 rxe0 utilisation)"; return 1; }
 	echo 100 >"$SYS/mrbond0/mrbond/members/rxe0/capacity_mbps" || return 1
 	[[ $(member_attr mrbond0 rxe0 capacity_mbps) == 100 ]] || return 1
-	"$CTL" member set mrbond0 rxe0 --capacity-mbps 0 || return 1
+	"$CTL" member set mrbond0 rxe0 capacity-mbps 0 || return 1
 	[[ $(member_attr mrbond0 rxe0 capacity_mbps) == 0 ]] || return 1
 	"$CTL" -j bond show mrbond0 | jq -e '.[0].members[0] | has("utilisation_permille") and .capacity_mbps == 0' ||
 		{ "$CTL" -j bond show mrbond0; return 1; }
@@ -179,19 +179,19 @@ test_bad_inputs() {
 	local b=$SYS/mrbond0/mrbond
 	run_bad() { bad_input "$@" || fails=$((fails + 1)); }
 	run_bad unknown-bond-del "no such bond" "$CTL" bond del nosuchbond
-	run_bad unknown-bond-policy "no such bond" "$CTL" policy set nosuchbond rr
-	run_bad unknown-member-device "no such RoCE RDMA device" "$CTL" bond add mrbond9 --member nosuchdev
-	run_bad duplicate-member-in-request "member listed twice" "$CTL" bond add mrbond9 --member rxe2 --member rxe2
-	run_bad member-of-another-bond "already a bond member" "$CTL" bond add mrbond9 --member rxe0
+	run_bad unknown-bond-policy "no such bond" "$CTL" bond set nosuchbond policy rr
+	run_bad unknown-member-device "no such RoCE RDMA device" "$CTL" bond add mrbond9 member nosuchdev
+	run_bad duplicate-member-in-request "member listed twice" "$CTL" bond add mrbond9 member rxe2 member rxe2
+	run_bad member-of-another-bond "already a bond member" "$CTL" bond add mrbond9 member rxe0
 	run_bad member-add-taken "already a bond member" "$CTL" member add mrbond0 rxe1
 	run_bad member-add-no-port "no free port" "$CTL" member add mrbond0 rxe2
 	run_bad non-rdma-netdev-link "No such device" rdma link add mrbond9 type mrbond netdev d0
-	run_bad weight-zero "integer out of range" "$CTL" member set mrbond0 rxe0 --weight 0
-	run_bad weight-too-big "integer out of range" "$CTL" member set mrbond0 rxe0 --weight 1001
-	run_bad member-set-not-member "not a member" "$CTL" member set mrbond0 rxe2 --weight 5
+	run_bad weight-zero "integer out of range" "$CTL" member set mrbond0 rxe0 weight 0
+	run_bad weight-too-big "integer out of range" "$CTL" member set mrbond0 rxe0 weight 1001
+	run_bad member-set-not-member "not a member" "$CTL" member set mrbond0 rxe2 weight 5
 	run_bad member-del-not-member "not a member" "$CTL" member del mrbond0 rxe2
-	run_bad bond-name-taken "exists" "$CTL" bond add mrbond0 --member rxe2
-	run_bad bond-name-percent "may not contain %" "$CTL" bond add 'x%d' --member rxe2
+	run_bad bond-name-taken "exists" "$CTL" bond add mrbond0 member rxe2
+	run_bad bond-name-percent "may not contain %" "$CTL" bond add 'x%d' member rxe2
 	# Raw requests mrbondctl would never send, through the kernel's YNL CLI.
 	run_bad ynl-member-set-nothing "nothing to set" \
 		ynl --do member-set --json '{"name": "mrbond0", "member": [{"ibdev": "rxe0"}]}'
@@ -204,9 +204,9 @@ test_bad_inputs() {
 		ynl --do bond-set --json '{"name": "mrbond0", "policy": 9}'
 	run_bad ynl-name-too-long "Invalid" ynl --do bond-del --json "{\"name\": \"$(printf 'x%.0s' {1..80})\"}"
 	run_bad ynl-set-without-name "miss-type" ynl --do bond-set --json '{"policy": 1}'
-	run_bad lacp-source-not-bond "not a bond" "$CTL" bond add mrbond9 --member rxe2 --lacp-source d0
+	run_bad lacp-source-not-bond "not a bond" "$CTL" bond add mrbond9 member rxe2 lacp-source d0
 	run_bad data-over-802.3ad "802.3ad across HCAs loses packets" \
-		"$CTL" bond add mrbond9 --mode active-backup --member rxe2 --lacp-source lag0
+		"$CTL" bond add mrbond9 mode active-backup member rxe2 lacp-source lag0
 	run_bad sysfs-bad-policy "Invalid argument" sysfs_write "$b/policy" roundrobin
 	run_bad sysfs-bad-weight "Invalid argument" sysfs_write "$b/members/rxe0/weight" 0
 	run_bad sysfs-weight-text "Invalid argument" sysfs_write "$b/members/rxe0/weight" heavy
@@ -214,10 +214,10 @@ test_bad_inputs() {
 	run_bad sysfs-capacity-too-big "Invalid argument" sysfs_write "$b/members/rxe0/capacity_mbps" 3200001
 	run_bad sysfs-capacity-text "Invalid argument" sysfs_write "$b/members/rxe0/capacity_mbps" fast
 	run_bad sysfs-ro-utilisation "Permission denied" sysfs_write "$b/members/rxe0/utilisation" 5
-	run_bad capacity-too-big "integer out of range" "$CTL" member set mrbond0 rxe0 --capacity-mbps 3200001
+	run_bad capacity-too-big "integer out of range" "$CTL" member set mrbond0 rxe0 capacity-mbps 3200001
 	run_bad sysfs-ro-mode "Permission denied" sysfs_write "$b/mode" active-backup
 	run_bad nonroot-sysfs-write "Permission denied" as_nobody sh -c "echo rr > $b/policy"
-	run_bad nonroot-netlink "Operation not permitted" as_nobody "$CTL" policy set mrbond0 rr
+	run_bad nonroot-netlink "Operation not permitted" as_nobody "$CTL" bond set mrbond0 policy rr
 	run_bad nonroot-bond-del "Operation not permitted" as_nobody "$CTL" bond del mrbond0
 	echo "$fails refused-input case(s) failed"
 	((fails == 0))
@@ -229,7 +229,7 @@ test_regress_member_add_duplicate() {
 	local fails=0
 	run_bad() { bad_input "$@" || fails=$((fails + 1)); }
 	# An active-backup bond has room for both: only the check refuses.
-	"$CTL" bond add mrbond8 --mode active-backup --member rxea || return 1
+	"$CTL" bond add mrbond8 mode active-backup member rxea || return 1
 	run_bad ynl-member-add-duplicate "member listed twice" \
 		ynl --do member-add --json '{"name": "mrbond8", "member": [{"ibdev": "rxe2"}, {"ibdev": "rxe2"}]}'
 	"$CTL" bond del mrbond8 || fails=$((fails + 1))
@@ -245,12 +245,12 @@ test_regress_netns() {
 	ip netns add mrbns || return 1
 	ip link add nd0 type dummy && ip link set nd0 netns mrbns || return 1
 	run_bad netns-bond-add "initial network namespace" \
-		ip netns exec mrbns "$CTL" bond add mrbond9 --member rxe2
+		ip netns exec mrbns "$CTL" bond add mrbond9 member rxe2
 	run_bad netns-bond-show "initial network namespace" \
 		ip netns exec mrbns "$CTL" bond show mrbond0
 	run_bad netns-bond-dump "initial network namespace" ip netns exec mrbns "$CTL" bond show
 	run_bad netns-policy-set "initial network namespace" \
-		ip netns exec mrbns "$CTL" policy set mrbond0 lqf
+		ip netns exec mrbns "$CTL" bond set mrbond0 policy lqf
 	if out=$(ip netns exec mrbns rdma link add mrbond9 type mrbond netdev nd0 2>&1); then
 		echo "netns-rdma-link-add: accepted"
 		fails=$((fails + 1))
@@ -284,16 +284,44 @@ test_link_ops() {
 	! "$CTL" bond show mrb1 >/dev/null 2>&1 || { echo "registry kept mrb1"; return 1; }
 }
 
+# Each admin change: the setting (bond-change member-set), then the
+# member's usability (member-change).
 test_monitor_events() {
-	"$CTL" -j monitor --count 2 --timeout 20 >"$TB_TMP/events" 2>&1 &
+	"$CTL" -j monitor --count 4 --timeout 20 >"$TB_TMP/events" 2>&1 &
 	local pid=$!
 	sleep 1
-	"$CTL" member set mrbond0 rxe0 --admin down || return 1
+	"$CTL" member set mrbond0 rxe0 admin down || return 1
 	wait_for 10 eval '[[ $(member_attr mrbond0 rxe0 state) == unusable ]]' || return 1
-	"$CTL" member set mrbond0 rxe0 --admin up || return 1
-	wait "$pid" || { echo "monitor saw fewer than 2 events"; cat "$TB_TMP/events"; return 1; }
+	"$CTL" member set mrbond0 rxe0 admin up || return 1
+	wait "$pid" || { echo "monitor saw fewer than 4 events"; cat "$TB_TMP/events"; return 1; }
 	cat "$TB_TMP/events"
-	grep -q '"admin-down"' "$TB_TMP/events" && grep -q '"ready"' "$TB_TMP/events"
+	grep -q '"admin-down"' "$TB_TMP/events" && grep -q '"ready"' "$TB_TMP/events" &&
+		[[ $(grep -c '"changes":\["member-set"\]' "$TB_TMP/events") == 2 ]]
+}
+
+# monitor also reports a bond created and deleted, and its settings and
+# knobs changed, through netlink or sysfs, in order (member-change events,
+# which the new member and the PFC quiescing cause, come in between).
+test_monitor_bond_events() {
+	"$CTL" -j monitor --timeout 15 >"$TB_TMP/bevents" 2>&1 &
+	local pid=$! got
+	sleep 1
+	"$CTL" bond add mrbond6 member rxe2 || return 1
+	"$CTL" bond set mrbond6 policy rr || return 1
+	echo 0 >"$SYS/mrbond6/mrbond/ecn/enable" || return 1
+	"$CTL" pfc set mrbond6 prio-pfc 3:on 2>/dev/null || return 1
+	[[ $(cat "$SYS/mrbond6/mrbond/pfc/enable_bitmap") == 0x08 ]] || return 1
+	"$CTL" bond del mrbond6 || return 1
+	wait "$pid" || { echo "monitor failed"; cat "$TB_TMP/bevents"; return 1; }
+	cat "$TB_TMP/bevents"
+	got=$(jq -r 'select(.event == "bond-change" and .ifname == "mrbond6") | .changes | join(",")' \
+		"$TB_TMP/bevents" | paste -sd' ')
+	[[ $got == "created policy ecn pfc deleted" ]] || { echo "events: $got"; return 1; }
+	"$CTL" monitor --count 1 --timeout 10 >"$TB_TMP/btext" &
+	pid=$!
+	sleep 1
+	"$CTL" bond set mrbond0 policy wrr || return 1
+	wait "$pid" && grep -qx 'mrbond0: bond policy' "$TB_TMP/btext" || { cat "$TB_TMP/btext"; return 1; }
 }
 
 ab_port_netdev() { rdma link show mrbab/1 | grep -o 'netdev [^ ]*' | cut -d' ' -f2; }
@@ -317,19 +345,19 @@ test_active_backup_failover() {
 }
 
 test_destroy_netlink() {
-	"$CTL" bond add mrbond5 --member rxe2 || return 1
+	"$CTL" bond add mrbond5 member rxe2 || return 1
 	"$CTL" bond del mrbond5 || return 1
 	[[ ! -e $SYS/mrbond5 ]]
 }
 
 test_unload_with_bonds() {
-	"$CTL" bond add mrbond7 --member rxe2 || return 1
+	"$CTL" bond add mrbond7 member rxe2 || return 1
 	modprobe -r rdma_mrbond || return 1
 	[[ ! -e $SYS/mrbond0 && ! -e $SYS/mrbond7 ]] || { echo "bond devices left behind"; return 1; }
 	rdma dev show rxe0 >/dev/null || { echo "members harmed"; return 1; }
 }
 
-ktap_header 19
+ktap_header 20
 if ! out=$(setup_t0 2>&1); then
 	echo "$out" | sed 's/^/# /'
 	echo "Bail out! T0 setup failed"
@@ -350,6 +378,7 @@ run_test regress_sysfs_numbers_parse_alike test_sysfs_numbers_parse_alike
 run_test create_destroy_rdma_link test_link_ops
 run_test create_destroy_netlink test_destroy_netlink
 run_test monitor_member_events test_monitor_events
+run_test monitor_bond_events test_monitor_bond_events
 run_test active_backup_follows_failover test_active_backup_failover
 run_test notifier_reaction_logged eval 'dmesg | grep -E "rdma_mrbond: member rxe1: usable -> unusable .* us after the netdev event"'
 run_test no_vdev_as_member eval '! dmesg | grep -q "sees RDMA device mrbond"'

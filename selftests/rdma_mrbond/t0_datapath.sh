@@ -33,7 +33,7 @@ setup() {
 		rdma link add rxe$i type rxe netdev m$i || return 1
 	done
 	modprobe rdma_mrbond && modprobe mrbond_kperf || return 1
-	"$CTL" bond add mrbond0 --member rxe0 --member rxe1 || return 1
+	"$CTL" bond add mrbond0 member rxe0 member rxe1 || return 1
 	echo rr >$SYS/mrbond0/mrbond/policy || return 1
 	# rdma_cm binds an address to the first device holding it: put the
 	# bond ahead of its members (it takes them back by name).
@@ -98,7 +98,7 @@ test_regress_qpn_collision_imbalance() {
 	for i in 0 1; do rdma link add rxe$i type rxe netdev m$i || return 1; done
 	wait_for 20 eval '[[ $(member_state rxe0) == usable && $(member_state rxe1) == usable ]]' ||
 		{ echo "members not back"; return 1; }
-	"$CTL" member set mrbond0 rxe1 --admin down || return 1
+	"$CTL" member set mrbond0 rxe1 admin down || return 1
 	wait_for 20 eval '[[ $(member_state rxe1) != usable ]]' || return 1
 	# Earlier tests' QPNs leave quarantine (10 s), so that rxe0 takes the
 	# first QPNs of the sequence, the ones rxe1 hands out first.
@@ -106,7 +106,7 @@ test_regress_qpn_collision_imbalance() {
 	# One PD of a ULP the bond does not know: every QP on the PD's member.
 	kperf "$TB_TMP/imbalance" dev=mrbond0 gid=$SERVICE mode=bw qps=8 iters=20 size=4096 ||
 		{ cat "$TB_TMP/imbalance"; rc=1; }
-	"$CTL" member set mrbond0 rxe1 --admin up || rc=1
+	"$CTL" member set mrbond0 rxe1 admin up || rc=1
 	wait_for 20 eval '[[ $(member_state rxe1) == usable ]]' || rc=1
 	c0=$(dev_counter qpn_collisions)
 	kperf "$TB_TMP/fresh" dev=mrbond0 gid=$SERVICE mode=bw qps=2 iters=20 size=4096 \
@@ -647,7 +647,7 @@ dma_member_state() { cat "$SYS/mrbond1/mrbond/members/$1/state"; }
 # see any copy the bond got wrong, and the double any address it did not map.
 test_dma_member_kperf_payload() {
 	rdma link add dma1 type rxe_dma netdev m1 || return 1
-	"$CTL" bond add mrbond1 --member dma0 --member dma1 || return 1
+	"$CTL" bond add mrbond1 member dma0 member dma1 || return 1
 	echo rr >$SYS/mrbond1/mrbond/policy || return 1
 	wait_for 20 eval '[[ $(dma_member_state dma0) == usable && $(dma_member_state dma1) == usable ]]' ||
 		{ echo "members: $(dma_member_state dma0) $(dma_member_state dma1)"; return 1; }
@@ -689,7 +689,7 @@ test_regress_map_mr_sg_vs_dma_detach() {
 	local rc=0 used
 	modprobe rdma_rxe_dma && rdma link add dma0 type rxe_dma netdev m0 &&
 		rdma link add dma1 type rxe_dma netdev m1 || return 1
-	"$CTL" bond add mrbond1 --member dma0 --member dma1 || return 1
+	"$CTL" bond add mrbond1 member dma0 member dma1 || return 1
 	wait_for 20 eval '[[ $(dma_member_state dma0) == usable && $(dma_member_state dma1) == usable ]]' ||
 		{ echo "members: $(dma_member_state dma0) $(dma_member_state dma1)"; return 1; }
 	remap_stalled "$TB_TMP/dma-remap" mrbond1 || rc=1
@@ -715,7 +715,7 @@ test_dma_mixed_bond() {
 		ip addr add 198.18.12.1/24 dev m2 && ip addr add $SERVICE/32 dev m2 || return 1
 	rdma link add rxe2 type rxe netdev m2 || return 1
 	modprobe rdma_rxe_dma && rdma link add dma0 type rxe_dma netdev m0 || return 1
-	"$CTL" bond add mrbond2 --member dma0 --member rxe2 || return 1
+	"$CTL" bond add mrbond2 member dma0 member rxe2 || return 1
 	echo rr >$SYS/mrbond2/mrbond/policy || return 1
 	wait_for 20 eval '[[ $(mixed_member_state dma0) == usable && $(mixed_member_state rxe2) == usable ]]' ||
 		{ echo "members: $(mixed_member_state dma0) $(mixed_member_state rxe2)"; return 1; }
@@ -730,7 +730,7 @@ test_dma_mixed_bond() {
 	done
 	for p in 1 2; do
 		placed=$(cat $SYS/mrbond2/ports/$p/hw_counters/placements)
-		echo "port $p ($(sed -n "${p}p" $SYS/mrbond2/mrbond/member_list)): $placed placements"
+		echo "port $p ($(cut -d" " -f"$p" $SYS/mrbond2/mrbond/member_list)): $placed placements"
 		((placed > 0)) || rc=1
 	done
 	echo "refused $(dma_refused) (before $before)"

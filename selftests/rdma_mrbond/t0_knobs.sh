@@ -30,8 +30,8 @@ setup_knobs() {
 	ip link add v0 type veth peer name v1 && ip link add v2 type veth peer name v3 || return 1
 	for i in 0 1 2 3; do ip link set "v$i" up || return 1; done
 	for i in 0 1 2; do rdma link add "rxev$i" type rxe netdev "v$i" || return 1; done
-	"$CTL" bond add mrbond0 --member rxed0 --member rxed1 || return 1
-	"$CTL" bond add mrbond1 --member rxev0 --member rxev1 || return 1
+	"$CTL" bond add mrbond0 member rxed0 member rxed1 || return 1
+	"$CTL" bond add mrbond1 member rxev0 member rxev1 || return 1
 	wait_for 20 all_usable || { grep . "$B0"/members/*/state "$B1"/members/*/state; return 1; }
 }
 
@@ -45,11 +45,34 @@ all_usable() {
 }
 
 member_attr() { cat "$SYS/$1/mrbond/members/$2/$3"; }
+# pfc_lines BOND_DIR: "<member> <target> <status>" per member, from each
+# member's one-value files pfc_target and status/pfc.
+pfc_lines() {
+	local d
+	for d in "$1"/members/*/; do
+		d=${d%/}
+		echo "${d##*/} $(cat "$d/pfc_target") $(cat "$d/status/pfc")"
+	done
+}
+pfc_has() { pfc_lines "$1" | grep -qx "$2"; }
+# counter DIR NAME: a counters/ file, or "unavailable" where reading it
+# fails with EOPNOTSUPP (no member has that counter) and nothing else.
+counter() {
+	local v
+	if v=$(cat "$1/counters/$2" 2>"$TB_TMP/cerr"); then
+		echo "$v"
+	elif grep -q 'Operation not supported' "$TB_TMP/cerr"; then
+		echo unavailable
+	else
+		cat "$TB_TMP/cerr" >&2
+		echo error
+	fi
+}
 show_json() { "$CTL" -j bond show "$1"; }
 # knob BOND MEMBER KNOB FIELD: a member's knob status field from mrbondctl -j.
 knob() {
 	show_json "$1" | jq -r --arg m "$2" --arg k "$3" --arg f "$4" \
-		'.[0].members[] | select(.ibdev == $m) | .knobs[$k][$f]'
+		'.[0].members[] | select(.ifname == $m) | .knobs[$k][$f]'
 }
 log_clear() { echo > "$DBG/log"; }
 # dev_ops DEV: "op pfc_en=.." of DEV's dcbnl calls, in order.
@@ -64,7 +87,7 @@ test_defaults() {
 		{ echo "ecn defaults: enable $(cat "$B0/ecn/enable") tclass $(cat "$B0/ecn/tclass")"; return 1; }
 	[[ $(cat "$B0/ecn/rp_rpg_gd") == 11 ]] || return 1
 	[[ $(cat "$B0/pfc/enable_bitmap") == none ]] || return 1
-	grep -qx 'rxed0 none unset' "$B0/pfc/status" || { cat "$B0/pfc/status"; return 1; }
+	pfc_has "$B0" 'rxed0 none unset' || { pfc_lines "$B0"; return 1; }
 	[[ $(member_attr mrbond0 rxed0 pfc_override) == none ]] || return 1
 	show_json mrbond0 | jq -e '.[0].members | all(.knobs | length == 21)' >/dev/null ||
 		{ echo "not every knob reported per member"; show_json mrbond0; return 1; }
@@ -87,39 +110,114 @@ test_ecn_settings() {
 		return 1
 	echo 1 >"$B0/ecn/enable" && echo 11 >"$B0/ecn/rp_rpg_gd" && echo 0 >"$B0/ecn/tclass" || return 1
 	[[ $(cat "$B0/ecn/enable") == 1 && $(cat "$B0/ecn/rp_rpg_gd") == 11 ]] || return 1
-	cat "$B0/ecn/status"
-	grep -qx 'rxed0 ecn_enable applied' "$B0/ecn/status" &&
-		grep -qx 'rxed1 dcqcn unsupported(no kernel interface for DCQCN parameters)' "$B0/ecn/status" ||
-		return 1
+	grep . "$B0"/members/*/status/*
+	[[ $(member_attr mrbond0 rxed0 status/ecn_enable) == applied &&
+		$(member_attr mrbond0 rxed1 status/dcqcn) == \
+		"unsupported(no kernel interface for DCQCN parameters)" ]] || return 1
 	dmesg | grep -q 'mrbond0: rp_rpg_gd = 7 stored, unsupported on every member' ||
 		{ echo "no log line for the unsupported DCQCN parameter"; return 1; }
 }
 
+# Counters, one per file: the bond's sums in counters/, each member's own in
+# members/<dev>/counters/; one that no member has fails to read rather than
+# pass a zero for a measurement.
 test_counters() {
-	cat "$B0/ecn/counters" "$B0/pfc/counters"
-	grep -qx 'np_cnp_sent unavailable' "$B0/ecn/counters" &&
-		grep -qx 'rxed1 rp_cnp_handled unavailable' "$B0/ecn/counters" || return 1
+	local m0=$B0/members/rxed0 m1=$B0/members/rxed1
+	grep -r . "$B0/counters" "$m0/counters" 2>&1
+	[[ $(counter "$B0" np_cnp_sent) == unavailable && $(counter "$m1" rp_cnp_handled) == unavailable ]] ||
+		return 1
 	# The test double counts 3 tx and 4 rx pause frames per netdev.
-	grep -qx 'tx_pause_frames 6' "$B0/pfc/counters" && grep -qx 'rx_pause_frames 8' "$B0/pfc/counters" &&
-		grep -qx 'rxed0 tx_pause_frames 3' "$B0/pfc/counters" || return 1
-	grep -qx 'tx_pause_frames unavailable' "$B1/pfc/counters" || { cat "$B1/pfc/counters"; return 1; }
-	# PFC frames per priority, apart from 802.3x pause: the double counts
-	# p + 1 sent and 10 * (p + 1) received at priority p, per netdev.
-	grep -qx 'tx_pfc_prio3 8' "$B0/pfc/counters" && grep -qx 'rx_pfc_prio3 80' "$B0/pfc/counters" &&
-		grep -qx 'rxed1 tx_pfc_prio0 1' "$B0/pfc/counters" || return 1
-	# veth has no dcbnl: no PFC counters, not zeros.
-	grep -qx 'rx_pfc_prio7 unavailable' "$B1/pfc/counters" || return 1
-	[[ $(show_json mrbond0 | jq -r '.[0].counters.rx_pfc_prio7') == 160 ]] || return 1
+	[[ $(counter "$B0" tx_pause_frames) == 6 && $(counter "$B0" rx_pause_frames) == 8 &&
+		$(counter "$m0" tx_pause_frames) == 3 ]] || return 1
+	[[ $(counter "$B1" tx_pause_frames) == unavailable ]] || return 1
 	[[ $(show_json mrbond0 | jq -r '.[0].members[0].counters.np_ecn_marked_roce_packets') == null ]] ||
 		return 1
 	[[ $(show_json mrbond0 | jq -r '.[0].counters.tx_pause_frames') == 6 ]]
 }
 
+# PFC frames per priority (dcbnl ieee_getpfc: requests sent, indications
+# received), apart from 802.3x PAUSE; the double counts p + 1 sent and
+# 10 * (p + 1) received at priority p, per netdev.
+test_pfc_per_priority_counters() {
+	local p m1=$B0/members/rxed1
+	for ((p = 0; p < 8; p++)); do
+		[[ $(counter "$B0" "tx_pfc_prio$p") == $((2 * (p + 1))) &&
+			$(counter "$B0" "rx_pfc_prio$p") == $((20 * (p + 1))) &&
+			$(counter "$m1" "tx_pfc_prio$p") == $((p + 1)) ]] ||
+			{ echo "prio $p: $(counter "$B0" "tx_pfc_prio$p") $(counter "$B0" "rx_pfc_prio$p")"; return 1; }
+	done
+	# veth has no dcbnl: no PFC counters, not zeros.
+	[[ $(counter "$B1" rx_pfc_prio7) == unavailable ]] || return 1
+	[[ $(show_json mrbond0 | jq -r '.[0].counters.rx_pfc_prio7') == 160 ]]
+}
+
+# sysfs is one value per file: every file under mrbond/ reads as one line
+# (a counter no member has: EOPNOTSUPP), the multi-line reports are gone,
+# and both counters/ directories name every counter.
+test_sysfs_one_value_per_file() {
+	local f n=0 rc=0 lines
+	for f in $(find "$B0" "$B1" -type f); do
+		n=$((n + 1))
+		if ! lines=$(cat "$f" 2>"$TB_TMP/cerr" | wc -l); then
+			echo "$f: unreadable"
+			rc=1
+		elif [[ -s $TB_TMP/cerr ]]; then
+			grep -q 'Operation not supported' "$TB_TMP/cerr" && [[ $f == */counters/* ]] ||
+				{ echo "$f: $(cat "$TB_TMP/cerr")"; rc=1; }
+		elif ((lines != 1)); then
+			echo "$f: $lines lines"
+			rc=1
+		fi
+	done
+	echo "$n files"
+	for f in ecn/status ecn/counters pfc/status pfc/counters; do
+		[[ ! -e $B0/$f ]] || { echo "$f still exists"; rc=1; }
+	done
+	for f in "$B0/counters" "$B0"/members/*/counters; do
+		[[ $(ls "$f" | wc -l) == 22 && -e $f/np_ecn_marked_roce_packets && -e $f/rx_pfc_prio7 ]] ||
+			{ echo "$f: $(ls "$f" | paste -sd' ')"; rc=1; }
+	done
+	for f in ecn_enable tclass dcqcn pfc; do
+		[[ -n $(member_attr mrbond0 rxed0 "status/$f") ]] || { echo "no status/$f"; rc=1; }
+	done
+	[[ $(cat "$B0/member_list") == "rxed0 rxed1" ]] || { echo "member_list: $(cat "$B0/member_list")"; rc=1; }
+	return $rc
+}
+
+# Every object's show (the default command) in text and JSON, counters
+# with -s only, details with -d only, pretty JSON with -p; PFC as set by
+# test_pfc_fanout (0x08 on both of mrbond0's members).
+test_cli_show_objects() {
+	local out
+	out=$("$CTL" pfc) || return 1
+	echo "$out"
+	grep -qx 'mrbond0: pfc-enable 0x08 prio-pfc 0:off 1:off 2:off 3:on 4:off 5:off 6:off 7:off' <<<"$out" &&
+		grep -qx '    rxed0: target 0x08 override none status applied' <<<"$out" || return 1
+	! grep -q counters <<<"$out" || { echo "counters without -s"; return 1; }
+	"$CTL" -s pfc show mrbond0 | grep -q '^    rxed1: counters: tx_pause_frames 3 rx_pause_frames 4 ' ||
+		{ "$CTL" -s pfc show mrbond0; return 1; }
+	[[ $("$CTL" -j pfc show mrbond0 | jq -r '.[0].members[] | select(.ifname == "rxed0") | .status.state') == \
+		applied ]] || return 1
+	"$CTL" ecn | grep -q '^    rxed0: ecn_enable applied tclass applied dcqcn unsupported' || { "$CTL" ecn; return 1; }
+	[[ $("$CTL" -j ecn show mrbond1 | jq -r '.[0].counters.np_cnp_sent') == null ]] || return 1
+	out=$("$CTL" member show mrbond0 rxed1) || return 1
+	echo "$out"
+	[[ $(grep -c rxed0 <<<"$out") == 0 && $(grep -c '^    rxed1 ' <<<"$out") == 1 ]] || return 1
+	[[ $("$CTL" -j member | jq -r '.[] | select(.bond == "mrbond0") | .ifname' | paste -sd' ') == "rxed0 rxed1" ]] ||
+		return 1
+	! "$CTL" member show mrbond0 nosuchdev 2>/dev/null || { echo "a member that is not there shown"; return 1; }
+	(($("$CTL" -p bond show mrbond0 | wc -l) > 1)) && "$CTL" -p bond show mrbond0 | jq -e '.[0].ifname == "mrbond0"' ||
+		return 1
+	"$CTL" -d bond show mrbond0 | grep -q '^    dcqcn: ' && ! "$CTL" bond show mrbond0 | grep -q 'dcqcn:' ||
+		{ echo "-d does not add the knobs"; return 1; }
+	"$CTL" -s bond | grep -q '^    counters: np_ecn_marked_roce_packets unavailable'
+}
+
 test_pfc_fanout() {
 	log_clear
 	echo 0x08 >"$B0/pfc/enable_bitmap" || return 1
-	cat "$DBG/log" "$B0/pfc/status"
-	grep -qx 'rxed0 0x08 applied' "$B0/pfc/status" && grep -qx 'rxed1 0x08 applied' "$B0/pfc/status" ||
+	cat "$DBG/log"; pfc_lines "$B0"
+	pfc_has "$B0" 'rxed0 0x08 applied' && pfc_has "$B0" 'rxed1 0x08 applied' ||
 		return 1
 	# Member 1 is done (probe, save, set, read back) before member 2 starts.
 	awk '$2 == "dcbt0" { last0 = $1 } $2 == "dcbt1" && !first1 { first1 = $1 }
@@ -146,8 +244,8 @@ test_pfc_quiesce() {
 	# A marker on mrbond1 proves the monitor listens before the change (a
 	# fixed sleep missed the first event on the debug kernel).
 	for ((i = 0; i < 30; i++)); do
-		"$CTL" member set mrbond1 rxev0 --admin drain &&
-			"$CTL" member set mrbond1 rxev0 --admin up || rc=1
+		"$CTL" member set mrbond1 rxev0 admin drain &&
+			"$CTL" member set mrbond1 rxev0 admin up || rc=1
 		wait_for 2 grep -q '"member":"rxev0"' "$TB_TMP/events" && break
 	done
 	grep -q '"member":"rxev0"' "$TB_TMP/events" || { echo "the monitor never showed the marker"; rc=1; }
@@ -160,7 +258,7 @@ test_pfc_quiesce() {
 		s0=$(member_attr mrbond0 rxed0 state)
 		r0=$(member_attr mrbond0 rxed0 reason)
 		s1=$(member_attr mrbond0 rxed1 state)
-		st=$(grep rxed0 "$B0/pfc/status")
+		st=$(pfc_lines "$B0" | grep rxed0)
 		echo "during rxed0's setpfc: rxed0 $s0 ($r0), rxed1 $s1, pfc status '$st'"
 		[[ $s0 == draining && $r0 == quiesced && $s1 == usable ]] || rc=1
 		[[ $st == 'rxed0 0x0c pending' ]] || rc=1
@@ -179,7 +277,7 @@ test_pfc_quiesce() {
 	[[ $(jq -r 'select(.member == "rxed0") | "\(.usability)/\(.reason)"' "$TB_TMP/events" | paste -sd' ') == \
 		"draining/quiesced usable/ready" ]] || { echo "events of rxed0 not quiesced, then ready"; rc=1; }
 	wait_for 10 all_usable || { echo "members not usable after the change"; rc=1; }
-	grep -qx 'rxed1 0x0c applied' "$B0/pfc/status" || rc=1
+	pfc_has "$B0" 'rxed1 0x0c applied' || rc=1
 	dmesg | grep -q 'member rxed0: usable -> draining (quiesced)' || rc=1
 	return $rc
 }
@@ -191,10 +289,10 @@ test_pfc_rollback() {
 		echo "a failed member did not fail the write"
 		return 1
 	fi
-	cat "$TB_TMP/err" "$DBG/log" "$B0/pfc/status"
+	cat "$TB_TMP/err" "$DBG/log"; pfc_lines "$B0"
 	grep -q 'Input/output error' "$TB_TMP/err" || return 1
-	grep -qx 'rxed0 0x0f applied' "$B0/pfc/status" &&
-		grep -qx 'rxed1 0x0f failed(-EIO)' "$B0/pfc/status" || return 1
+	pfc_has "$B0" 'rxed0 0x0f applied' &&
+		pfc_has "$B0" 'rxed1 0x0f failed(-EIO)' || return 1
 	# dcbt1: the failed set, then the saved value set and read back.
 	[[ $(dev_ops dcbt1 | grep '^setpfc' | paste -sd' ') == "setpfc pfc_en=0x0f setpfc pfc_en=0x0c" ]] ||
 		return 1
@@ -215,26 +313,26 @@ test_pfc_mismatch() {
 		echo "a read-back mismatch passed"
 		return 1
 	fi
-	cat "$TB_TMP/err" "$B0/pfc/status"
+	cat "$TB_TMP/err"; pfc_lines "$B0"
 	grep -q 'PFC failed on a member and was rolled back there' "$TB_TMP/err" || return 1
 	grep -q 'warning: rxed0: pfc_enable: failed (Protocol error)' "$TB_TMP/err" || return 1
-	grep -qx 'rxed0 0x01 failed(-EPROTO)' "$B0/pfc/status" &&
-		grep -qx 'rxed1 0x01 applied' "$B0/pfc/status" || return 1
+	pfc_has "$B0" 'rxed0 0x01 failed(-EPROTO)' &&
+		pfc_has "$B0" 'rxed1 0x01 applied' || return 1
 	prio_pfc dcbt0 | grep -q '0:on 1:on 2:on 3:on 4:off' || { prio_pfc dcbt0; return 1; }
 }
 
 test_pfc_override() {
 	"$CTL" pfc set mrbond0 member rxed1 override 0x80 || return 1
-	cat "$B0/pfc/status"
+	pfc_lines "$B0"
 	[[ $(member_attr mrbond0 rxed1 pfc_override) == 0x80 ]] || return 1
-	grep -qx 'rxed1 0x80 applied' "$B0/pfc/status" &&
-		grep -qx 'rxed0 0x01 applied' "$B0/pfc/status" || return 1
+	pfc_has "$B0" 'rxed1 0x80 applied' &&
+		pfc_has "$B0" 'rxed0 0x01 applied' || return 1
 	prio_pfc dcbt1 | grep -q '0:off .* 7:on' || { prio_pfc dcbt1; return 1; }
-	[[ $(show_json mrbond0 | jq '.[0].members[] | select(.ibdev == "rxed1") | .pfc_override') == 128 ]] ||
+	[[ $(show_json mrbond0 | jq '.[0].members[] | select(.ifname == "rxed1") | .pfc_override') == 128 ]] ||
 		return 1
 	echo none >"$B0/members/rxed1/pfc_override" || return 1
 	[[ $(member_attr mrbond0 rxed1 pfc_override) == none ]] || return 1
-	grep -qx 'rxed1 0x01 applied' "$B0/pfc/status" || return 1
+	pfc_has "$B0" 'rxed1 0x01 applied' || return 1
 	prio_pfc dcbt1 | grep -q '0:on 1:off' || { prio_pfc dcbt1; return 1; }
 }
 
@@ -246,26 +344,26 @@ test_pfc_member_returns() {
 	local rc=0
 	echo "dcbt0 fail 1" >"$DBG/inject" || return 1
 	echo 0x02 >"$B0/pfc/enable_bitmap" 2>/dev/null && { echo "the injected failure passed"; return 1; }
-	grep -qx 'rxed0 0x02 failed(-EIO)' "$B0/pfc/status" && grep -qx 'rxed1 0x02 applied' "$B0/pfc/status" ||
-		{ cat "$B0/pfc/status"; return 1; }
+	pfc_has "$B0" 'rxed0 0x02 failed(-EIO)' && pfc_has "$B0" 'rxed1 0x02 applied' ||
+		{ pfc_lines "$B0"; return 1; }
 	ip link add dcbt2 type mrbond_dcbt && ip link set dcbt2 up || return 1
 	log_clear
 	rdma link del rxed1 && wait_for 20 member_not_usable mrbond0 rxed1 &&
 		rdma link add rxed1 type rxe netdev dcbt2 || { echo "rxed1 not moved to dcbt2"; return 1; }
 	# The status of the old netdev may show until the evaluation ran.
-	wait_for 20 dev_calls dcbt2 4 && wait_for 20 grep -qx 'rxed1 0x02 applied' "$B0/pfc/status" ||
+	wait_for 20 dev_calls dcbt2 4 && wait_for 20 pfc_has "$B0" 'rxed1 0x02 applied' ||
 		{ echo "rxed1 on dcbt2 never applied"; rc=1; }
-	cat "$DBG/log" "$B0/pfc/status"
+	cat "$DBG/log"; pfc_lines "$B0"
 	local want="getpfc pfc_en=0x00 getpfc pfc_en=0x00 setpfc pfc_en=0x02 getpfc pfc_en=0x02"
 	[[ $(first_ops dcbt2 4) == "$want" ]] || { echo "dcbt2: $(first_ops dcbt2 4)"; rc=1; }
 	prio_pfc dcbt2 | grep -q '0:off 1:on 2:off' || { prio_pfc dcbt2; rc=1; }
 	[[ -z $(dev_ops dcbt0) ]] || { echo "rxed0 (failed) was retried"; rc=1; }
-	grep -qx 'rxed0 0x02 failed(-EIO)' "$B0/pfc/status" || { echo "rxed0 no longer failed"; rc=1; }
+	pfc_has "$B0" 'rxed0 0x02 failed(-EIO)' || { echo "rxed0 no longer failed"; rc=1; }
 	log_clear
 	rdma link del rxed1 && wait_for 20 member_not_usable mrbond0 rxed1 &&
 		rdma link add rxed1 type rxe netdev dcbt1 || { echo "rxed1 not back on dcbt1"; return 1; }
-	wait_for 20 dev_calls dcbt1 1 && wait_for 20 grep -qx 'rxed1 0x02 applied' "$B0/pfc/status" ||
-		{ echo "rxed1 back on dcbt1 never applied"; cat "$B0/pfc/status"; rc=1; }
+	wait_for 20 dev_calls dcbt1 1 && wait_for 20 pfc_has "$B0" 'rxed1 0x02 applied' ||
+		{ echo "rxed1 back on dcbt1 never applied"; pfc_lines "$B0"; rc=1; }
 	[[ $(dev_ops dcbt1 | paste -sd' ') == "getpfc pfc_en=0x02" ]] ||
 		{ echo "dcbt1: $(dev_ops dcbt1 | paste -sd' ')"; rc=1; }
 	wait_for 20 all_usable || { echo "members not usable"; rc=1; }
@@ -277,17 +375,17 @@ test_pfc_member_returns() {
 
 test_veth_unsupported() {
 	echo 0x08 >"$B1/pfc/enable_bitmap" || return 1
-	cat "$B1/pfc/status"
-	grep -qx 'rxev0 0x08 unsupported(no dcbnl ieee_setpfc)' "$B1/pfc/status" &&
-		grep -qx 'rxev1 0x08 unsupported(no dcbnl ieee_setpfc)' "$B1/pfc/status" || return 1
+	pfc_lines "$B1"
+	pfc_has "$B1" 'rxev0 0x08 unsupported(no dcbnl ieee_setpfc)' &&
+		pfc_has "$B1" 'rxev1 0x08 unsupported(no dcbnl ieee_setpfc)' || return 1
 	[[ $(knob mrbond1 rxev0 pfc_enable reason) == no-dcbnl-setpfc ]] || return 1
 	"$CTL" pfc set mrbond1 bitmap 0x08 2>"$TB_TMP/warn" || return 1
 	grep -q 'warning: rxev1: pfc_enable: unsupported (no dcbnl ieee_setpfc)' "$TB_TMP/warn" ||
 		{ cat "$TB_TMP/warn"; return 1; }
 	# A member that joins after the write gets the bond's value by itself.
 	"$CTL" member del mrbond1 rxev1 && "$CTL" member add mrbond1 rxev2 || return 1
-	wait_for 20 grep -qx 'rxev2 0x08 unsupported(no dcbnl ieee_setpfc)' "$B1/pfc/status" ||
-		{ cat "$B1/pfc/status"; return 1; }
+	wait_for 20 pfc_has "$B1" 'rxev2 0x08 unsupported(no dcbnl ieee_setpfc)' ||
+		{ pfc_lines "$B1"; return 1; }
 	[[ $(knob mrbond1 rxev2 pfc_enable state) == unsupported ]]
 }
 
@@ -297,11 +395,11 @@ test_veth_unsupported() {
 bad_input() {
 	local name=$1 want=$2 before after out rc
 	shift 2
-	before=$(bond_config; grep . "$B0"/ecn/* "$B0"/pfc/* "$B0"/members/*/pfc_override)
+	before=$(bond_config; grep -r . "$B0"/ecn "$B0"/pfc "$B0"/members/*/pfc_* "$B0"/members/*/status)
 	log_clear
 	out=$("$@" 2>&1)
 	rc=$?
-	after=$(bond_config; grep . "$B0"/ecn/* "$B0"/pfc/* "$B0"/members/*/pfc_override)
+	after=$(bond_config; grep -r . "$B0"/ecn "$B0"/pfc "$B0"/members/*/pfc_* "$B0"/members/*/status)
 	if ((rc == 0)); then
 		echo "$name: accepted"
 		return 1
@@ -359,7 +457,7 @@ test_bad_inputs() {
 	run_bad sysfs-tclass-text "Invalid argument" sysfs_write "$B0/ecn/tclass" banana
 	run_bad sysfs-bitmap-0x100 "Invalid argument" sysfs_write "$B0/pfc/enable_bitmap" 0x100
 	run_bad sysfs-override-0x1ff "Invalid argument" sysfs_write "$B0/members/rxed0/pfc_override" 0x1ff
-	run_bad sysfs-ro-status "Permission denied" sysfs_write "$B0/pfc/status" x
+	run_bad sysfs-ro-status "Permission denied" sysfs_write "$B0/members/rxed0/status/pfc" x
 	run_bad nonroot-ecn-netlink "Operation not permitted" as_nobody "$CTL" ecn set mrbond0 enable off
 	run_bad nonroot-pfc-netlink "Operation not permitted" as_nobody "$CTL" pfc set mrbond0 bitmap 0
 	run_bad nonroot-ecn-sysfs "Permission denied" as_nobody sh -c "echo 0 > $B0/ecn/enable"
@@ -377,16 +475,16 @@ test_sixteen_members() {
 	done
 	for ((i = 0; i < 16; i++)); do
 		ip link set "w$i" up && rdma link add "rxw$i" type rxe netdev "w$i" || return 1
-		members+=(--member "rxw$i")
+		members+=(member "rxw$i")
 	done
 	"$CTL" bond add mrbond2 "${members[@]}" || return 1
 	echo 0x08 >"$b2/pfc/enable_bitmap" || return 1
-	[[ $(grep -c 'unsupported(no dcbnl ieee_setpfc)' "$b2/pfc/status") == 16 ]] || return 1
+	[[ $(pfc_lines "$b2" | grep -c 'unsupported(no dcbnl ieee_setpfc)') == 16 ]] || return 1
 	local got
 	got=$("$CTL" -j bond show mrbond2 |
 		jq '.[0].members | map(select(.knobs.pfc_enable.state == "unsupported")) | length')
 	[[ $got == 16 ]] || { echo "bond show mrbond2: $got members with knobs"; return 1; }
-	got=$("$CTL" -j bond show | jq '.[] | select(.name == "mrbond2") | .members | map(.knobs | length) | add')
+	got=$("$CTL" -j bond show | jq '.[] | select(.ifname == "mrbond2") | .members | map(.knobs | length) | add')
 	[[ $got == 336 ]] || { echo "dump: $got knob statuses, want 16 x 21"; return 1; }
 	"$CTL" bond del mrbond2 || return 1
 	for ((i = 0; i < 16; i++)); do rdma link del "rxw$i" || return 1; done
@@ -444,7 +542,7 @@ test_unload() {
 	[[ ! -e /sys/class/net/dcbt0 && ! -e $SYS/mrbond0 ]]
 }
 
-ktap_header 15
+ktap_header 18
 if ! out=$(setup_knobs 2>&1); then
 	echo "$out" | sed 's/^/# /'
 	echo "Bail out! knob test setup failed"
@@ -453,7 +551,10 @@ fi
 run_test defaults_and_status_of_every_knob test_defaults
 run_test ecn_settings_netlink_and_sysfs test_ecn_settings
 run_test counters_summed_or_unavailable test_counters
+run_test pfc_per_priority_counters test_pfc_per_priority_counters
+run_test sysfs_one_value_per_file test_sysfs_one_value_per_file
 run_test pfc_fanout_order_values_readback test_pfc_fanout
+run_test cli_show_objects test_cli_show_objects
 run_test pfc_member_quiesced_while_changed test_pfc_quiesce
 run_test pfc_rollback_on_second_member test_pfc_rollback
 run_test pfc_readback_mismatch_rolled_back test_pfc_mismatch

@@ -534,7 +534,7 @@ test_regress_listen_context_race() {
 		barrier listen-done 600 || rc=1
 	else
 		modprobe nvme-rdma || rc=1
-		bq "$CTL" member set mrbond0 ${MEMBER_PREFIX}0 --admin drain || rc=1
+		bq "$CTL" member set mrbond0 ${MEMBER_PREFIX}0 admin drain || rc=1
 		before=$(ls /sys/class/nvme)
 		barrier listen-armed 300 || rc=1
 		wait_until 60 test -e "$LISTEN_OPEN" || { echo "hostb never opened the window"; rc=1; }
@@ -549,7 +549,7 @@ test_regress_listen_context_race() {
 				bounded 60 "$out.d" nvme disconnect -d "$c"
 			done
 		done
-		bq "$CTL" member set mrbond0 ${MEMBER_PREFIX}0 --admin up || rc=1
+		bq "$CTL" member set mrbond0 ${MEMBER_PREFIX}0 admin up || rc=1
 		echo "extra controllers: $ok of $tries connects succeeded"
 		((ok > 0)) || { echo "no connect succeeded"; cat "$out"; rc=1; }
 		barrier listen-done 600 || rc=1

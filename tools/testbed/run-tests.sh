@@ -94,8 +94,8 @@ tools_install_check() {
 	}
 	out=$(complete_words mrbondctl bo)
 	[[ $out == bond ]] || { echo "bash completes 'mrbondctl bo' to '$out'"; return 1; }
-	out=$(complete_words mrbondctl bond add b --policy "")
-	[[ $out == *lqf* ]] || { echo "bash completes --policy to '$out'"; return 1; }
+	out=$(complete_words mrbondctl pfc "")
+	[[ $out == *show* && $out == *set* ]] || { echo "bash completes 'mrbondctl pfc' to '$out'"; return 1; }
 	head -n 1 "$root/usr/local/share/zsh/site-functions/_mrbondctl" | grep -qx '#compdef mrbondctl' ||
 		{ echo "the zsh completion has no #compdef line"; return 1; }
 }
@@ -105,6 +105,9 @@ check module-build make KDIR="$KBUILD" MRBOND_FAULT_INJECT=1 modules
 [[ -f rdma_mrbond.ko ]] || finish
 check mrbondctl-build cargo build -q -p mrbondctl -p mrbond-exporter
 check cli_manpage tools_install_check
+# The --help of every command against its golden file; JSON values typed.
+check cli_grammar_golden cargo test -q -p mrbondctl --test cli_golden
+check cli_json_types cargo test -q -p mrbondctl --lib json_values_are_typed
 # Every query of the dashboard valid PromQL, naming metrics the exporter writes.
 check grafana_dashboard_valid python3 tools/grafana/check-dashboard.py \
 	tools/grafana/rdma_mrbond.json target/debug/mrbond-exporter

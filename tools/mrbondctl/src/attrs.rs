@@ -49,6 +49,7 @@ pub enum Cmd {
     MemberChangeNtf = RDMA_MRBOND_CMD_MEMBER_CHANGE_NTF as u8,
     EcnSet = RDMA_MRBOND_CMD_ECN_SET as u8,
     PfcSet = RDMA_MRBOND_CMD_PFC_SET as u8,
+    BondChangeNtf = RDMA_MRBOND_CMD_BOND_CHANGE_NTF as u8,
 }
 impl neli::consts::genl::Cmd for Cmd {}
 
@@ -67,6 +68,7 @@ pub enum BondAttr {
     Ecn = RDMA_MRBOND_A_BOND_ECN as u16,
     Pfc = RDMA_MRBOND_A_BOND_PFC as u16,
     Counters = RDMA_MRBOND_A_BOND_COUNTERS as u16,
+    Changes = RDMA_MRBOND_A_BOND_CHANGES as u16,
 }
 impl neli::consts::genl::NlAttrType for BondAttr {}
 
@@ -158,6 +160,7 @@ pub fn bond_attr_name(nr: u16) -> Option<&'static str> {
         BondAttr::Ecn => "ecn",
         BondAttr::Pfc => "pfc",
         BondAttr::Counters => "counters",
+        BondAttr::Changes => "changes",
         BondAttr::UnrecognizedConst(_) => return None,
     })
 }
@@ -188,6 +191,34 @@ pub fn member_attr_name(nr: u16) -> Option<&'static str> {
         MemberAttr::WrongMemberKey => "wrong-member-key",
         MemberAttr::UnrecognizedConst(_) => return None,
     })
+}
+
+/// `enum rdma_mrbond_bond_change`: the bits of a bond-change-ntf, with
+/// their spec names.
+pub const BOND_CHANGES: [(u32, &str); 8] = [
+    (RDMA_MRBOND_BOND_CHANGE_CREATED, "created"),
+    (RDMA_MRBOND_BOND_CHANGE_DELETED, "deleted"),
+    (RDMA_MRBOND_BOND_CHANGE_POLICY, "policy"),
+    (RDMA_MRBOND_BOND_CHANGE_ECN, "ecn"),
+    (RDMA_MRBOND_BOND_CHANGE_PFC, "pfc"),
+    (RDMA_MRBOND_BOND_CHANGE_MEMBER_SET, "member-set"),
+    (RDMA_MRBOND_BOND_CHANGE_MEMBER_ADDED, "member-added"),
+    (RDMA_MRBOND_BOND_CHANGE_MEMBER_REMOVED, "member-removed"),
+];
+
+/// The spec names of the bits set in `changes`, and `unknown(N)` for the
+/// bits this tool does not know.
+pub fn bond_change_names(changes: u32) -> Vec<String> {
+    let mut names: Vec<String> = BOND_CHANGES
+        .iter()
+        .filter(|(bit, _)| changes & bit != 0)
+        .map(|(_, n)| (*n).to_string())
+        .collect();
+    let known = BOND_CHANGES.iter().fold(0, |m, (bit, _)| m | bit);
+    if changes & !known != 0 {
+        names.push(format!("unknown({:#x})", changes & !known));
+    }
+    names
 }
 
 /// Error for a name that is not an entry of a spec enum.
@@ -478,6 +509,10 @@ mod tests {
         assert_eq!(u8::from(Cmd::EcnSet), 9);
         assert_eq!(u8::from(Cmd::PfcSet), 10);
         assert_eq!(u16::from(BondAttr::Counters), 12);
+        assert_eq!(u16::from(BondAttr::Changes), 13);
+        assert_eq!(u8::from(Cmd::BondChangeNtf), 11);
+        assert_eq!(bond_change_names(0x21), ["created", "member-set"]);
+        assert_eq!(bond_change_names(0x104), ["policy", "unknown(0x100)"]);
         assert_eq!(KNOB_NAMES[ECN_KNOBS], "pfc_enable");
         // The knob bits of the UAPI are the policy core's ids.
         assert_eq!(RDMA_MRBOND_KNOB_PFC_ENABLE, 1 << ECN_KNOBS);

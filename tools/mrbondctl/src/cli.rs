@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
-//! mrbondctl's command line (clap): the parser `main.rs` dispatches, and
-//! the definition `mrbondctl-docs` renders as a man page and completions.
+//! mrbondctl's command line (clap), in iproute2's grammar:
+//! `mrbondctl [OPTIONS] OBJECT [COMMAND [ARGS]]`, `show` the default
+//! command of every object, and settings as keyword pairs (`policy lqf`,
+//! `member mlx5_0 weight 200`), which [`crate::keywords`] and
+//! [`crate::knob_args`] parse. `main.rs` dispatches it; `mrbondctl-docs`
+//! renders it as man pages and completions.
 
 use std::time::Duration;
 
-use clap::{ArgGroup, Args, Parser, Subcommand};
-
-use crate::attrs::{AdminState, Mode, Policy};
-use crate::msg::MemberSpec;
+use clap::{Args, Parser, Subcommand};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -17,147 +18,192 @@ use crate::msg::MemberSpec;
     after_help = "Exit status: 0 ok, 1 kernel or runtime error, 2 usage error."
 )]
 pub struct Cli {
-    /// JSON output (bond show, bond add, monitor; errors on stderr)
-    #[arg(short, long, global = true)]
-    pub json: bool,
+    #[command(flatten)]
+    pub opts: Opts,
 
     #[command(subcommand)]
-    pub cmd: Command,
+    pub object: Object,
+}
+
+/// The options iproute2's tools share.
+#[derive(Debug, Args, Clone, Copy, Default)]
+pub struct Opts {
+    /// JSON output (every show, bond add, monitor; errors on stderr)
+    #[arg(short, long, global = true)]
+    pub json: bool,
+    /// Pretty-print JSON (implies -j)
+    #[arg(short, long, global = true)]
+    pub pretty: bool,
+    /// Text: add counters
+    #[arg(short, long, global = true)]
+    pub stats: bool,
+    /// Text: add details (knob settings and every member's knob status)
+    #[arg(short, long, global = true)]
+    pub details: bool,
+}
+
+impl Opts {
+    /// JSON output, plain or pretty.
+    pub fn json(&self) -> bool {
+        self.json || self.pretty
+    }
 }
 
 #[derive(Debug, Subcommand)]
-pub enum Command {
-    /// Create, delete and show bonds
-    #[command(subcommand)]
-    Bond(BondCmd),
-    /// Change a bond's placement policy
-    #[command(subcommand)]
-    Policy(PolicyCmd),
-    /// Add, remove and configure bond members
-    #[command(subcommand)]
-    Member(MemberCmd),
-    /// ECN marking, default traffic class and DCQCN parameters of a bond
-    #[command(subcommand)]
-    Ecn(EcnCmd),
-    /// Per-priority flow control of a bond's members
-    #[command(subcommand)]
-    Pfc(PfcCmd),
-    /// Print member usability changes as they happen (group "events")
+pub enum Object {
+    /// Create, change, delete and show bonds [default: show]
+    Bond {
+        #[command(subcommand)]
+        cmd: Option<BondCmd>,
+    },
+    /// Add, change, remove and show bond members [default: show]
+    Member {
+        #[command(subcommand)]
+        cmd: Option<MemberCmd>,
+    },
+    /// ECN marking, default traffic class and DCQCN parameters [default: show]
+    Ecn {
+        #[command(subcommand)]
+        cmd: Option<EcnCmd>,
+    },
+    /// Per-priority flow control of a bond's members [default: show]
+    Pfc {
+        #[command(subcommand)]
+        cmd: Option<PfcCmd>,
+    },
+    /// Print bond, member and knob changes as they happen (group "events")
     Monitor(MonitorArgs),
 }
 
 #[derive(Debug, Subcommand)]
-pub enum EcnCmd {
-    /// Change ECN settings (ECN_SET): enable on|off, tclass N, and DCQCN
-    /// parameters by their mlx5 names (np-enable N, rp-rpg-gd N, ...)
-    Set {
-        /// Bond name
-        name: String,
-        /// KEY VALUE pairs
-        #[arg(value_name = "KEY VALUE", num_args = 1.., required = true, allow_hyphen_values = true)]
-        settings: Vec<String>,
-    },
-}
-
-#[derive(Debug, Subcommand)]
-pub enum PfcCmd {
-    /// Change the PFC bitmap or a member's override and apply it, member by
-    /// member (PFC_SET): [bitmap 0xNN] [member DEV override 0xNN|none]
-    Set {
-        /// Bond name
-        name: String,
-        /// bitmap N, member DEV override N|none
-        #[arg(value_name = "KEY VALUE", num_args = 1.., required = true)]
-        settings: Vec<String>,
-    },
-}
-
-#[derive(Debug, Subcommand)]
 pub enum BondCmd {
+    /// Show one bond, or all, with their members (BOND_GET)
+    #[command(visible_alias = "list")]
+    Show {
+        /// Bond name [all bonds if omitted]
+        dev: Option<String>,
+    },
     /// Create a bond over an explicit member list (BOND_NEW)
+    #[command(after_help = "ARGS: [ mode { rail | active-backup } ] \
+                            [ policy { wrr | lqf | hash | rr | pinned } ] \
+                            [ lacp-source IFNAME ] member IBDEV [ weight N ] \
+                            [ member IBDEV [ weight N ] ]...\n\
+                            Left out, mode and policy take the kernel's defaults.")]
     Add {
         /// Name of the new bond device (e.g. mrbond0)
-        name: String,
-        /// Deployment mode [kernel default if omitted]
-        #[arg(long)]
-        mode: Option<Mode>,
-        /// QP placement policy [kernel default if omitted]
-        #[arg(long)]
-        policy: Option<Policy>,
-        /// Bond netdev whose slaves' LACP state gates the members
-        #[arg(long, value_name = "IFNAME")]
-        lacp_source: Option<String>,
-        /// Member RDMA device, optionally with its wrr weight (1..1000);
-        /// repeat the option or list several
-        #[arg(
-            long = "member",
-            value_name = "IBDEV[:WEIGHT]",
-            required = true,
-            num_args = 1..,
-            value_parser = MemberSpec::parse
-        )]
-        members: Vec<MemberSpec>,
+        dev: String,
+        /// Keyword pairs (see below)
+        #[arg(value_name = "ARGS", num_args = 1.., required = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
+    /// Change a bond's placement policy (BOND_SET)
+    #[command(after_help = "ARGS: policy { wrr | lqf | hash | rr | pinned }")]
+    Set {
+        /// Bond name
+        dev: String,
+        /// Keyword pairs (see below)
+        #[arg(value_name = "ARGS", num_args = 1.., required = true, allow_hyphen_values = true)]
+        args: Vec<String>,
     },
     /// Destroy a bond (BOND_DEL)
     #[command(visible_alias = "delete")]
     Del {
         /// Bond name
-        name: String,
-    },
-    /// Show one bond, or all bonds, with their members (BOND_GET)
-    #[command(visible_alias = "list")]
-    Show {
-        /// Bond name [all bonds if omitted]
-        name: Option<String>,
-    },
-}
-
-#[derive(Debug, Subcommand)]
-pub enum PolicyCmd {
-    /// Set the QP placement policy of a bond (BOND_SET)
-    Set {
-        /// Bond name
-        name: String,
-        /// New policy
-        policy: Policy,
+        dev: String,
     },
 }
 
 #[derive(Debug, Subcommand)]
 pub enum MemberCmd {
+    /// Show the members of one bond, or of all (BOND_GET)
+    #[command(visible_alias = "list")]
+    Show {
+        /// Bond name [all bonds if omitted]
+        dev: Option<String>,
+        /// Member RDMA device [all members if omitted]
+        ibdev: Option<String>,
+    },
     /// Add a member to a bond (MEMBER_ADD)
+    #[command(after_help = "ARGS: [ weight N ]   (wrr weight, 1..1000)")]
     Add {
         /// Bond name
-        name: String,
-        /// Member RDMA device, optionally with its wrr weight (1..1000)
-        #[arg(value_name = "IBDEV[:WEIGHT]", value_parser = MemberSpec::parse)]
-        member: MemberSpec,
+        dev: String,
+        /// Member RDMA device
+        ibdev: String,
+        /// Keyword pairs (see below)
+        #[arg(value_name = "ARGS", num_args = 0.., allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
+    /// Change a member's weight, admin state or capacity (MEMBER_SET)
+    #[command(after_help = "ARGS: [ weight N ] [ admin { up | drain | down } ] \
+                            [ capacity-mbps N ]\n\
+                            capacity-mbps: what wrr measures the member's utilisation \
+                            against; 0 takes its link speed.")]
+    Set {
+        /// Bond name
+        dev: String,
+        /// Member RDMA device
+        ibdev: String,
+        /// Keyword pairs (see below)
+        #[arg(value_name = "ARGS", num_args = 1.., required = true, allow_hyphen_values = true)]
+        args: Vec<String>,
     },
     /// Remove a member from a bond (MEMBER_DEL)
     #[command(visible_alias = "delete")]
     Del {
         /// Bond name
-        name: String,
+        dev: String,
         /// Member RDMA device
         ibdev: String,
     },
-    /// Change a member's weight, admin state or capacity (MEMBER_SET)
-    #[command(group(ArgGroup::new("change").required(true).multiple(true)))]
+}
+
+#[derive(Debug, Subcommand)]
+pub enum EcnCmd {
+    /// Show ECN settings and every member's status; -s adds the ECN/CNP
+    /// counters (BOND_GET)
+    #[command(visible_alias = "list")]
+    Show {
+        /// Bond name [all bonds if omitted]
+        dev: Option<String>,
+    },
+    /// Change ECN settings (ECN_SET)
+    #[command(
+        after_help = "ARGS: [ enable { on | off } ] [ tclass N ] [ np-enable N ] \
+                            [ rp-rpg-gd N ] ... (DCQCN parameters by their mlx5 names, \
+                            with - or _; numbers decimal or 0x-hex; ranges are the \
+                            kernel's to check)"
+    )]
     Set {
         /// Bond name
-        name: String,
-        /// Member RDMA device
-        ibdev: String,
-        /// New wrr weight (1..1000)
-        #[arg(long, value_name = "N", group = "change")]
-        weight: Option<u32>,
-        /// New admin state
-        #[arg(long, group = "change")]
-        admin: Option<AdminState>,
-        /// Capacity in Mb/s that wrr measures the member's utilisation
-        /// against; 0 takes its link speed
-        #[arg(long, value_name = "MBPS", group = "change")]
-        capacity_mbps: Option<u32>,
+        dev: String,
+        /// Keyword pairs (see below)
+        #[arg(value_name = "ARGS", num_args = 1.., required = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PfcCmd {
+    /// Show the PFC bitmap and every member's target and status; -s adds
+    /// PAUSE and per-priority PFC counters (BOND_GET)
+    #[command(visible_alias = "list")]
+    Show {
+        /// Bond name [all bonds if omitted]
+        dev: Option<String>,
+    },
+    /// Change the PFC bitmap or a member's override and apply it, member
+    /// by member (PFC_SET)
+    #[command(after_help = "ARGS: [ bitmap N | prio-pfc PRIO:{ on | off } ... ] \
+                            [ member IBDEV override { N | none } ]\n\
+                            prio-pfc changes the priorities it names and keeps the \
+                            others, as dcb pfc does.")]
+    Set {
+        /// Bond name
+        dev: String,
+        /// Keyword pairs (see below)
+        #[arg(value_name = "ARGS", num_args = 1.., required = true, allow_hyphen_values = true)]
+        args: Vec<String>,
     },
 }
 
@@ -192,80 +238,60 @@ mod tests {
     }
 
     #[test]
-    fn bond_add_parses_members_and_enums() {
+    fn show_is_every_object_default() {
+        for object in ["bond", "member", "ecn", "pfc"] {
+            let cli = parse(&[object]).expect("parses");
+            let defaulted = match cli.object {
+                Object::Bond { cmd } => cmd.is_none(),
+                Object::Member { cmd } => cmd.is_none(),
+                Object::Ecn { cmd } => cmd.is_none(),
+                Object::Pfc { cmd } => cmd.is_none(),
+                Object::Monitor(_) => false,
+            };
+            assert!(defaulted, "{object}");
+        }
+    }
+
+    #[test]
+    fn options_anywhere() {
+        let cli = parse(&["bond", "show", "mrbond0", "-p", "-s", "-d"]).expect("parses");
+        assert!(cli.opts.json() && cli.opts.stats && cli.opts.details && !cli.opts.json);
+    }
+
+    #[test]
+    fn bond_add_takes_keyword_pairs() {
         let cli = parse(&[
-            "-j",
-            "bond",
-            "add",
-            "mrbond0",
-            "--mode",
-            "active-backup",
-            "--policy",
-            "lqf",
-            "--member",
-            "rxe0:100",
-            "--member",
-            "rxe1",
-            "mlx5_0:7",
+            "-j", "bond", "add", "mrbond0", "mode", "rail", "member", "mlx5_0", "weight", "200",
         ])
         .expect("parses");
-        assert!(cli.json);
-        let Command::Bond(BondCmd::Add {
-            name,
-            mode,
-            policy,
-            members,
-            lacp_source,
-        }) = cli.cmd
+        let Object::Bond {
+            cmd: Some(BondCmd::Add { dev, args }),
+        } = cli.object
         else {
             panic!("wrong command");
         };
-        assert_eq!(name, "mrbond0");
-        assert_eq!(mode, Some(Mode::ActiveBackup));
-        assert_eq!(policy, Some(Policy::Lqf));
-        assert_eq!(lacp_source, None);
-        let devs: Vec<_> = members
-            .iter()
-            .map(|m| (m.ibdev.as_str(), m.weight))
-            .collect();
-        assert_eq!(
-            devs,
-            [("rxe0", Some(100)), ("rxe1", None), ("mlx5_0", Some(7))]
-        );
+        assert_eq!(dev, "mrbond0");
+        assert_eq!(args, ["mode", "rail", "member", "mlx5_0", "weight", "200"]);
     }
 
     #[test]
     fn usage_errors() {
         let usage = |args: &[&str]| parse(args).map(|_| ()).map_err(|e| e.exit_code());
-        assert_eq!(usage(&["bond", "add", "mrbond0"]), Err(2)); // no member
-        assert_eq!(
-            usage(&["bond", "add", "b", "--member", "r", "--policy", "wfq"]),
-            Err(2)
-        );
-        assert_eq!(usage(&["bond", "add", "b", "--member", "r:x"]), Err(2));
-        assert_eq!(usage(&["member", "set", "b", "rxe0"]), Err(2)); // nothing to set
-        assert_eq!(
-            usage(&["member", "set", "b", "rxe0", "--admin", "off"]),
-            Err(2)
-        );
-        assert_eq!(usage(&["policy", "set", "b"]), Err(2));
+        assert_eq!(usage(&["bond", "add", "mrbond0"]), Err(2));
+        assert_eq!(usage(&["bond", "set", "b"]), Err(2));
+        assert_eq!(usage(&["member", "set", "b", "rxe0"]), Err(2));
+        assert_eq!(usage(&["member", "add", "b"]), Err(2));
         assert_eq!(usage(&["monitor", "--timeout", "-1"]), Err(2));
-        assert_eq!(
-            usage(&["member", "set", "b", "rxe0", "--admin", "drain"]),
-            Ok(())
-        );
+        assert_eq!(usage(&["ecn", "set", "b"]), Err(2));
+        assert_eq!(usage(&["policy", "set", "b", "rr"]), Err(2));
+        assert_eq!(usage(&["member", "add", "b", "rxe0"]), Ok(()));
         assert_eq!(
             usage(&["monitor", "-j", "--count", "3", "--timeout", "0.5"]),
             Ok(())
         );
-        assert_eq!(usage(&["bond", "show"]), Ok(()));
-        assert_eq!(usage(&["ecn", "set", "b"]), Err(2));
+        assert_eq!(usage(&["pfc", "show"]), Ok(()));
         assert_eq!(
-            usage(&["ecn", "set", "b", "enable", "on", "rp-rpg-gd", "11"]),
-            Ok(())
-        );
-        assert_eq!(
-            usage(&["pfc", "set", "b", "member", "rxe0", "override", "none"]),
+            usage(&["pfc", "set", "b", "prio-pfc", "3:on", "4:off"]),
             Ok(())
         );
     }

@@ -71,7 +71,7 @@ pub enum Error {
     NoFamily,
     /// The family has no multicast group of that name.
     NoMcastGroup(String),
-    /// No interface of that name (for --lacp-source).
+    /// No interface of that name (for lacp-source).
     NoSuchDevice(String),
     /// Writing output failed (e.g. EPIPE).
     Output(io::Error),

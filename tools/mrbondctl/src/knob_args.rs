@@ -67,18 +67,67 @@ pub fn parse_ecn(args: &[String]) -> Result<Vec<(usize, u32)>, String> {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct PfcArgs {
     pub bitmap: Option<u32>,
+    /// `prio-pfc`: priorities turned on or off, the others kept.
+    pub prio: Vec<(u8, bool)>,
     pub member: Option<(String, PfcOverride)>,
 }
 
-/// `pfc set` arguments: `[bitmap N] [member DEV override N|none]`.
+impl PfcArgs {
+    /// The bitmap to send, given the bond's current one (`None`: unset).
+    pub fn bitmap_from(&self, current: Option<u32>) -> Option<u32> {
+        if self.prio.is_empty() {
+            return self.bitmap;
+        }
+        let bitmap = self.prio.iter().fold(current.unwrap_or(0), |b, &(p, on)| {
+            if on {
+                b | 1 << p
+            } else {
+                b & !(1 << p)
+            }
+        });
+        Some(bitmap)
+    }
+}
+
+/// A `prio-pfc` item, `PRIO:on|off` as `dcb pfc` takes it.
+fn prio_item(s: &str) -> Option<(u8, bool)> {
+    let (prio, state) = s.split_once(':')?;
+    let prio = prio.parse::<u8>().ok().filter(|p| *p < 8)?;
+    match state {
+        "on" => Some((prio, true)),
+        "off" => Some((prio, false)),
+        _ => None,
+    }
+}
+
+/// `pfc set` arguments: `[bitmap N | prio-pfc PRIO:on|off...] [member DEV
+/// override N|none]`.
 pub fn parse_pfc(args: &[String]) -> Result<PfcArgs, String> {
     let mut out = PfcArgs::default();
-    let mut it = args.iter().map(String::as_str);
+    let mut it = args.iter().map(String::as_str).peekable();
     while let Some(key) = it.next() {
         match key {
-            "bitmap" if out.bitmap.is_none() => {
+            "bitmap" | "prio-pfc" if out.bitmap.is_some() || !out.prio.is_empty() => {
+                return Err("give \"bitmap\" or \"prio-pfc\", once".into());
+            }
+            "bitmap" => {
                 let v = it.next().ok_or("\"bitmap\" needs a value")?;
                 out.bitmap = Some(parse_u32(v)?);
+            }
+            "prio-pfc" => {
+                while let Some(item) = it.peek().and_then(|s| s.contains(':').then_some(*s)) {
+                    let p = prio_item(item).ok_or_else(|| {
+                        format!("invalid prio-pfc \"{item}\" (PRIO:on|off, PRIO 0..7)")
+                    })?;
+                    if out.prio.iter().any(|(q, _)| *q == p.0) {
+                        return Err(format!("priority {} given twice", p.0));
+                    }
+                    out.prio.push(p);
+                    it.next();
+                }
+                if out.prio.is_empty() {
+                    return Err("\"prio-pfc\" needs PRIO:on|off".into());
+                }
             }
             "member" if out.member.is_none() => {
                 let dev = it.next().ok_or("\"member\" needs a device")?;
@@ -92,11 +141,11 @@ pub fn parse_pfc(args: &[String]) -> Result<PfcArgs, String> {
                 };
                 out.member = Some((dev.to_string(), o));
             }
-            "bitmap" | "member" => return Err(format!("\"{key}\" given twice")),
+            "member" => return Err(format!("\"{key}\" given twice")),
             _ => return Err(format!("unknown PFC setting \"{key}\"")),
         }
     }
-    if out.bitmap.is_none() && out.member.is_none() {
+    if out.bitmap.is_none() && out.prio.is_empty() && out.member.is_none() {
         return Err("nothing to set".into());
     }
     Ok(out)
@@ -142,7 +191,7 @@ mod tests {
             parse_pfc(&v(&["bitmap", "0x08"])),
             Ok(PfcArgs {
                 bitmap: Some(8),
-                member: None
+                ..PfcArgs::default()
             })
         );
         assert_eq!(
@@ -151,6 +200,7 @@ mod tests {
             ])),
             Ok(PfcArgs {
                 bitmap: Some(0x100),
+                prio: vec![],
                 member: Some(("rxe1".into(), PfcOverride::Clear))
             })
         );
@@ -163,5 +213,27 @@ mod tests {
         assert!(parse_pfc(&v(&["bitmap", "1", "bitmap", "2"])).is_err());
         assert!(parse_pfc(&v(&[])).is_err());
         assert!(parse_pfc(&v(&["prio", "3"])).is_err());
+    }
+
+    #[test]
+    fn prio_pfc_as_dcb_takes_it() {
+        let a = parse_pfc(&v(&[
+            "prio-pfc", "3:on", "0:off", "member", "rxe0", "override", "1",
+        ]))
+        .expect("parses");
+        assert_eq!(a.prio, [(3, true), (0, false)]);
+        assert_eq!(a.bitmap_from(None), Some(0x08));
+        assert_eq!(a.bitmap_from(Some(0x03)), Some(0x0a));
+        assert_eq!(a.member, Some(("rxe0".into(), PfcOverride::Set(1))));
+        assert!(parse_pfc(&v(&["prio-pfc"])).is_err());
+        assert!(parse_pfc(&v(&["prio-pfc", "8:on"])).is_err());
+        assert!(parse_pfc(&v(&["prio-pfc", "3:yes"])).is_err());
+        assert!(parse_pfc(&v(&["prio-pfc", "3:on", "3:off"])).is_err());
+        assert!(parse_pfc(&v(&["bitmap", "1", "prio-pfc", "3:on"])).is_err());
+        // Without prio-pfc the bitmap is sent as given.
+        assert_eq!(
+            parse_pfc(&v(&["bitmap", "4"])).map(|a| a.bitmap_from(Some(1))),
+            Ok(Some(4))
+        );
     }
 }

@@ -15,7 +15,7 @@ use crate::msg::{Bond, Counters, KnobStatus, Member};
 use crate::sys;
 
 /// `0x08`.
-fn hex(v: u32) -> String {
+pub(crate) fn hex(v: u32) -> String {
     format!("0x{v:02x}")
 }
 
@@ -30,7 +30,7 @@ pub fn knob_names(mask: u32) -> Vec<&'static str> {
 }
 
 /// JSON of one status: `{"state": ..., "reason"/"errno"...}`.
-fn status_json(k: &KnobStatus) -> Value {
+pub(crate) fn status_json(k: &KnobStatus) -> Value {
     let mut o = Map::new();
     let state = k.state.and_then(KnobState::from_value);
     o.insert(
@@ -124,7 +124,7 @@ fn group_label(mask: u32) -> String {
     parts.join(",")
 }
 
-fn status_text(k: &KnobStatus) -> String {
+pub(crate) fn status_text(k: &KnobStatus) -> String {
     match k.state.and_then(KnobState::from_value) {
         Some(KnobState::Unsupported) => format!(
             "unsupported ({})",
@@ -142,10 +142,14 @@ fn status_text(k: &KnobStatus) -> String {
     }
 }
 
-fn counters_text(c: Option<&Counters>) -> String {
+/// `name value` pairs of the counters in `range` (`unavailable` where
+/// the member has none).
+pub(crate) fn counters_text(c: Option<&Counters>, range: std::ops::Range<usize>) -> String {
     COUNTER_NAMES
         .iter()
         .enumerate()
+        .skip(range.start)
+        .take(range.len())
         .map(|(i, n)| match c.and_then(|c| c.0[i]) {
             Some(v) => format!("{n} {v}"),
             None => format!("{n} unavailable"),
@@ -154,8 +158,9 @@ fn counters_text(c: Option<&Counters>) -> String {
         .join(" ")
 }
 
-/// Text lines of a bond's knobs (empty without knob support).
-pub fn bond_knobs_text(b: &Bond) -> String {
+/// `bond show -d`: a bond's knob settings and every member's knob
+/// status and PFC override (empty without knob support).
+pub fn knob_details_text(b: &Bond) -> String {
     let mut s = String::new();
     let Some(ecn) = &b.ecn else {
         return s;
@@ -172,11 +177,7 @@ pub fn bond_knobs_text(b: &Bond) -> String {
         .map(|i| format!("{} {}", KNOB_NAMES[i], get(i)))
         .collect();
     let _ = writeln!(s, "    dcqcn: {}", dcqcn.join(" "));
-    let _ = writeln!(s, "    counters: {}", counters_text(b.counters.as_ref()));
-    for m in &b.members {
-        if m.knob_status.is_empty() {
-            continue;
-        }
+    for m in b.members.iter().filter(|m| !m.knob_status.is_empty()) {
         let groups: Vec<String> = m
             .knob_status
             .iter()
@@ -189,11 +190,29 @@ pub fn bond_knobs_text(b: &Bond) -> String {
             m.pfc_override.map_or_else(|| "none".into(), hex),
             groups.join("; ")
         );
+    }
+    s
+}
+
+/// `bond show -s`: the congestion counters of the bond (sums) and of
+/// every member (empty without knob support).
+pub fn knob_counters_text(b: &Bond) -> String {
+    let mut s = String::new();
+    if b.ecn.is_none() {
+        return s;
+    }
+    let all = 0..COUNTER_NAMES.len();
+    let _ = writeln!(
+        s,
+        "    counters: {}",
+        counters_text(b.counters.as_ref(), all.clone())
+    );
+    for m in b.members.iter().filter(|m| !m.knob_status.is_empty()) {
         let _ = writeln!(
             s,
             "    {}: counters: {}",
             m.ibdev,
-            counters_text(m.counters.as_ref())
+            counters_text(m.counters.as_ref(), all.clone())
         );
     }
     s

@@ -7,8 +7,10 @@
 pub mod attrs;
 pub mod cli;
 pub mod error;
+pub mod keywords;
 pub mod knob_args;
 pub mod knob_output;
+pub mod knob_show;
 pub mod msg;
 pub mod nl;
 pub mod output;

@@ -134,6 +134,8 @@ pub struct Bond {
     pub pfc_bitmap: Option<u32>,
     /// Sums over members; `None` when no counters nest was sent.
     pub counters: Option<Counters>,
+    /// bond-change-ntf: `enum rdma_mrbond_bond_change` bits.
+    pub changes: Option<u32>,
 }
 
 // ---------------------------------------------------------------------------
@@ -459,6 +461,7 @@ pub fn parse_bond(msg: &GenlMsg) -> Result<Bond, Error> {
             BondAttr::Ecn => b.ecn = Some(parse_ecn(a)?),
             BondAttr::Pfc => b.pfc_bitmap = parse_pfc(a)?,
             BondAttr::Counters => b.counters = Some(parse_counters(a)?),
+            BondAttr::Changes => b.changes = Some(get_u32("changes", p)?),
             BondAttr::UnrecognizedConst(_) => {}
         }
     }

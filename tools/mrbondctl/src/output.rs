@@ -8,9 +8,12 @@ use std::fmt::Write as _;
 
 use serde_json::{json, Value};
 
-use crate::attrs::{AdminState, Mode, Policy, Reason, Usability};
+use crate::attrs::{self, AdminState, Mode, Policy, Reason, Usability};
+use crate::cli::Opts;
 use crate::error::Error;
-use crate::knob_output::{bond_knobs_json, bond_knobs_text, member_knobs_json};
+use crate::knob_output::{
+    bond_knobs_json, knob_counters_text, knob_details_text, member_knobs_json,
+};
 use crate::msg::{Bond, Member};
 
 /// Maps an ifindex to its interface name, if any.
@@ -41,12 +44,13 @@ fn reason_name(v: u32) -> Option<&'static str> {
     Reason::from_value(v).map(Reason::name)
 }
 
-/// JSON object of one member.
+/// JSON object of one member; `ifname` and `netdev`/`netdev_index` as
+/// `rdma -j link` names them.
 pub fn member_json(m: &Member, ifname: IfName) -> Value {
     let (knobs, pfc_override, counters) = member_knobs_json(m);
     json!({
-        "ibdev": m.ibdev,
-        "netdev_ifindex": m.netdev_ifindex,
+        "ifname": m.ibdev,
+        "netdev_index": m.netdev_ifindex,
         "netdev": m.netdev_ifindex.and_then(ifname),
         "weight": m.weight,
         "utilisation_permille": m.utilisation,
@@ -71,12 +75,13 @@ pub fn member_json(m: &Member, ifname: IfName) -> Value {
     })
 }
 
-/// JSON object of one bond with its members.
+/// JSON object of one bond with its members; `ifindex` and `ifname` as
+/// `rdma -j dev` names them.
 pub fn bond_json(b: &Bond, ifname: IfName) -> Value {
     let (ecn, pfc, counters) = bond_knobs_json(b);
     json!({
-        "name": b.name,
-        "ibdev_index": b.ibdev_index,
+        "ifindex": b.ibdev_index,
+        "ifname": b.name,
         "mode": enum_json(b.mode, mode_name),
         "policy": enum_json(b.policy, policy_name),
         "lacp_source": b.lacp_source,
@@ -98,19 +103,56 @@ pub fn bonds_json(bonds: &[Bond], ifname: IfName) -> Value {
 
 /// `bond add -j`: what the kernel created.
 pub fn created_json(b: &Bond) -> Value {
-    json!({ "name": b.name, "ibdev_index": b.ibdev_index })
+    json!({ "ifindex": b.ibdev_index, "ifname": b.name })
+}
+
+/// `member show -j`: every member of `bonds` (those named `ibdev` only, if
+/// given), each with its bond's `ifname` as `bond`.
+pub fn members_json(bonds: &[Bond], ibdev: Option<&str>, ifname: IfName) -> Value {
+    let mut out = Vec::new();
+    for b in bonds {
+        for m in b
+            .members
+            .iter()
+            .filter(|m| ibdev.is_none_or(|d| d == m.ibdev))
+        {
+            let mut v = member_json(m, ifname);
+            v["bond"] = json!(b.name);
+            out.push(v);
+        }
+    }
+    Value::Array(out)
 }
 
 /// One MEMBER_CHANGE_NTF member as a JSON event.
 pub fn event_json(b: &Bond, m: &Member) -> Value {
     json!({
         "event": "member-change",
-        "bond": b.name,
-        "ibdev_index": b.ibdev_index,
+        "ifname": b.name,
+        "ifindex": b.ibdev_index,
         "member": m.ibdev,
         "usability": enum_json(m.usability, usability_name),
         "reason": enum_json(m.reason, reason_name),
     })
+}
+
+/// A BOND_CHANGE_NTF as a JSON event: what changed, by spec name.
+pub fn bond_change_json(b: &Bond) -> Value {
+    json!({
+        "event": "bond-change",
+        "ifname": b.name,
+        "ifindex": b.ibdev_index,
+        "changes": b.changes.map(attrs::bond_change_names),
+    })
+}
+
+/// A BOND_CHANGE_NTF as a text line (no newline).
+pub fn bond_change_text(b: &Bond) -> String {
+    let changes = b.changes.map_or_else(
+        || "-".to_string(),
+        |c| attrs::bond_change_names(c).join(","),
+    );
+    format!("{}: bond {}", b.name, changes)
 }
 
 /// One MEMBER_CHANGE_NTF member as a text line (no newline).
@@ -206,8 +248,9 @@ const MEMBER_COLUMNS: [&str; 12] = [
     "LACP",
 ];
 
-/// Text rendering of one bond: two summary lines and a member table.
-pub fn bond_text(b: &Bond, ifname: IfName) -> String {
+/// Text rendering of one bond: two summary lines and a member table; `-d`
+/// adds the knobs and their status on every member, `-s` the counters.
+pub fn bond_text(b: &Bond, ifname: IfName, opts: Opts) -> String {
     let mut s = String::new();
     let lacp = match b.lacp_source {
         Some(_) => netdev(b.lacp_source, ifname),
@@ -231,14 +274,21 @@ pub fn bond_text(b: &Bond, ifname: IfName) -> String {
         opt(b.placements),
         opt(b.placement_failures),
     );
-    if b.members.is_empty() {
-        s.push_str(&bond_knobs_text(b));
-        return s;
+    s.push_str(&members_text(&b.members, ifname));
+    if opts.details {
+        s.push_str(&knob_details_text(b));
     }
+    if opts.stats {
+        s.push_str(&knob_counters_text(b));
+    }
+    s
+}
 
-    let rows: Vec<[String; 12]> = b
-        .members
-        .iter()
+/// The member table (empty without members).
+pub fn members_text<'a>(members: impl IntoIterator<Item = &'a Member>, ifname: IfName) -> String {
+    let mut s = String::new();
+    let rows: Vec<[String; 12]> = members
+        .into_iter()
         .map(|m| {
             [
                 m.ibdev.clone(),
@@ -256,6 +306,9 @@ pub fn bond_text(b: &Bond, ifname: IfName) -> String {
             ]
         })
         .collect();
+    if rows.is_empty() {
+        return s;
+    }
     let mut width = MEMBER_COLUMNS.map(str::len);
     for r in &rows {
         for (w, cell) in width.iter_mut().zip(r) {
@@ -274,7 +327,6 @@ pub fn bond_text(b: &Bond, ifname: IfName) -> String {
         }
         let _ = writeln!(s, "{}", line.trim_end());
     }
-    s.push_str(&bond_knobs_text(b));
     s
 }
 
@@ -297,8 +349,8 @@ mod tests {
     #[test]
     fn json_values_are_typed() {
         const STRINGS: &[&str] = &[
-            "name",
-            "ibdev",
+            "ifname",
+            "bond",
             "netdev",
             "mode",
             "policy",
@@ -309,6 +361,9 @@ mod tests {
             "state",
             "text",
             "strerror",
+            "event",
+            "member",
+            "changes",
         ];
         fn walk(v: &Value, key: &str, bad: &mut Vec<String>) {
             match v {
@@ -323,8 +378,19 @@ mod tests {
         b.pfc_bitmap = Some(8);
         b.ecn = Some(crate::msg::Ecn([Some(1); crate::attrs::ECN_KNOBS]));
         b.counters = b.members[0].counters.clone();
+        b.changes = Some(0x21);
         let mut bad = Vec::new();
-        walk(&bonds_json(&[b], &names), "", &mut bad);
+        // Every JSON output: bond, member, ecn and pfc show, and events.
+        for v in [
+            bonds_json(std::slice::from_ref(&b), &names),
+            members_json(std::slice::from_ref(&b), None, &names),
+            crate::knob_show::ecn_json(&b),
+            crate::knob_show::pfc_json(&b),
+            bond_change_json(&b),
+            event_json(&b, &b.members[1]),
+        ] {
+            walk(&v, "", &mut bad);
+        }
         assert!(bad.is_empty(), "strings that should be typed: {bad:?}");
     }
 
@@ -332,8 +398,8 @@ mod tests {
     fn bond_json_shape() {
         let v = bonds_json(&[canned_bond()], &names);
         let expected = json!([{
-            "name": "mrbond0",
-            "ibdev_index": 5,
+            "ifindex": 5,
+            "ifname": "mrbond0",
             "mode": "active-backup",
             "policy": "lqf",
             "lacp_source": 9,
@@ -346,8 +412,8 @@ mod tests {
             "counters": null,
             "members": [
                 {
-                    "ibdev": "rxe0",
-                    "netdev_ifindex": 3,
+                    "ifname": "rxe0",
+                    "netdev_index": 3,
                     "netdev": "eth1",
                     "weight": 100,
                     "utilisation_permille": 375,
@@ -367,8 +433,8 @@ mod tests {
                     "counters": null
                 },
                 {
-                    "ibdev": "rxe1",
-                    "netdev_ifindex": 4,
+                    "ifname": "rxe1",
+                    "netdev_index": 4,
                     "netdev": null,
                     "weight": 50,
                     "utilisation_permille": null,
@@ -420,8 +486,8 @@ mod tests {
             event_json(&b, m),
             json!({
                 "event": "member-change",
-                "bond": "mrbond0",
-                "ibdev_index": 5,
+                "ifname": "mrbond0",
+                "ifindex": 5,
                 "member": "rxe1",
                 "usability": "unusable",
                 "reason": "lacp-not-distributing",
@@ -431,6 +497,21 @@ mod tests {
             event_text(&b, m),
             "mrbond0: member rxe1 usability unusable reason lacp-not-distributing"
         );
+    }
+
+    #[test]
+    fn bond_change_json_and_text() {
+        let b = Bond {
+            name: "mrbond0".into(),
+            ibdev_index: Some(5),
+            changes: Some(0x18),
+            ..Bond::default()
+        };
+        assert_eq!(
+            bond_change_json(&b),
+            json!({"event": "bond-change", "ifname": "mrbond0", "ifindex": 5, "changes": ["ecn", "pfc"]})
+        );
+        assert_eq!(bond_change_text(&b), "mrbond0: bond ecn,pfc");
     }
 
     #[test]
@@ -460,7 +541,7 @@ mod tests {
 
     #[test]
     fn bond_text_layout() {
-        let text = bond_text(&canned_bond(), &names);
+        let text = bond_text(&canned_bond(), &names, Opts::default());
         let expected = "\
 mrbond0: ibdev_index 5 mode active-backup policy lqf lacp_source bond0 (9)
     members 2 usable 1 placements 123456 placement_failures 2
@@ -482,7 +563,7 @@ mrbond0: ibdev_index 5 mode active-backup policy lqf lacp_source bond0 (9)
             ..Bond::default()
         };
         assert_eq!(
-            bond_text(&b, &names),
+            bond_text(&b, &names, Opts::default()),
             "mrbond1: ibdev_index 8 mode rail policy wrr lacp_source none\n    \
              members 0 usable 0 placements - placement_failures -\n"
         );
