@@ -167,17 +167,18 @@ pub(crate) fn member_show(bond: &Bond, slot: u32, attr: u32, page: &mut [u8]) ->
         MEMBER_ADMIN => emit(page, format_args!("{}\n", admin_name(member.admin))),
         MEMBER_TRANSITIONS => emit(page, format_args!("{}\n", member.transitions)),
         MEMBER_LACP => {
-            if member.seen.bond_slave != 0 {
-                emit(
-                    page,
-                    format_args!(
-                        "link_up={} tx_enabled={}\n",
-                        member.seen.link_up, member.seen.tx_enabled
-                    ),
-                )
-            } else {
-                emit(page, format_args!("none\n"))
-            }
+            // One value: the state the two inputs make.
+            let state = match (
+                member.seen.bond_slave != 0,
+                member.seen.link_up != 0,
+                member.seen.tx_enabled != 0,
+            ) {
+                (false, _, _) => "none",
+                (true, false, _) => "link-down",
+                (true, true, false) => "not-distributing",
+                (true, true, true) => "distributing",
+            };
+            emit(page, format_args!("{state}\n"))
         }
         MEMBER_UTILISATION => match utilisation::utilisation_of(&st, m) {
             Some(u) => emit(page, format_args!("{u}\n")),

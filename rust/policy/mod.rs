@@ -46,6 +46,7 @@ pub mod knobs;
 pub mod mad;
 pub mod options;
 pub mod placement;
+pub mod pma;
 pub mod port;
 pub mod qpn;
 pub mod selfcheck;

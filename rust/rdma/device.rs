@@ -600,6 +600,18 @@ pub(crate) trait DeviceOps {
         kernel::build_error(VTABLE_DEFAULT_ERROR)
     }
 
+    /// `process_mad`: a MAD for `port` — one the core's sysfs sends to read
+    /// `ports/N/counters/` (whose directory exists only with this verb),
+    /// or one QP1 received, offered to the driver first — and the reply,
+    /// if the driver answers it; `None` hands it on as before. May sleep.
+    fn process_mad(
+        _data: <Self::Data as ForeignOwnable>::Borrowed<'_>,
+        _port: u32,
+        _mad: &[u8; super::gsi::MAD_SIZE],
+    ) -> Option<[u8; super::gsi::MAD_SIZE]> {
+        kernel::build_error(VTABLE_DEFAULT_ERROR)
+    }
+
     /// The counters of every port (`rdma statistic`) and of the device
     /// (port 0, which only sysfs `hw_counters/` shows), in the order
     /// [`DeviceOps::get_hw_stats`] fills them; used only with it.
@@ -759,6 +771,53 @@ impl<T: DeviceOps> Adapter<T> {
         })
     }
 
+    /// `IB_MAD_RESULT_SUCCESS`, with `IB_MAD_RESULT_REPLY` when `T` wrote
+    /// a reply into `out_mad`.
+    ///
+    /// # Safety
+    ///
+    /// Called by the RDMA core on a device whose table is `T`'s, whose
+    /// driver data is a `T::Data`, with `in_mad` a readable MAD and
+    /// `out_mad` a writable buffer of `*out_mad_size` bytes (or NULLs).
+    #[allow(clippy::too_many_arguments)]
+    unsafe extern "C" fn process_mad(
+        ibdev: *mut bindings::ib_device,
+        _flags: c_int,
+        port: u32,
+        _in_wc: *const bindings::ib_wc,
+        _in_grh: *const bindings::ib_grh,
+        in_mad: *const bindings::ib_mad,
+        out_mad: *mut bindings::ib_mad,
+        out_mad_size: *mut usize,
+        _out_mad_pkey_index: *mut u16,
+    ) -> c_int {
+        // What the MAD layer does without the verb: pass the MAD on.
+        let pass = bindings::ib_mad_result_IB_MAD_RESULT_SUCCESS as c_int;
+        if in_mad.is_null() || out_mad.is_null() || out_mad_size.is_null() {
+            return pass;
+        }
+        // SAFETY: the core calls a verb on an allocated device.
+        let dev = unsafe { Device::from_raw(ibdev) };
+        // SAFETY: the device is `T`'s and holds its data until its
+        // `.dealloc_driver`, after its last verb.
+        let Ok(data) = (unsafe { dev.driver_data::<T::Data>() }) else {
+            return pass;
+        };
+        // SAFETY: the caller guarantees `in_mad` is a readable MAD.
+        let request = super::ib_mad::bytes_of(unsafe { &*in_mad });
+        let Some(reply) = T::process_mad(data, port, &request) else {
+            return pass;
+        };
+        // SAFETY: the caller guarantees the size is readable.
+        if unsafe { *out_mad_size } < core::mem::size_of::<bindings::ib_mad>() {
+            return pass;
+        }
+        // SAFETY: `out_mad` is writable for at least one `ib_mad` (checked
+        // above), this call's.
+        unsafe { out_mad.write(super::ib_mad::to_ib_mad(&reply)) };
+        pass | bindings::ib_mad_result_IB_MAD_RESULT_REPLY as c_int
+    }
+
     /// The counters `T` keeps, for one port or the device.
     fn alloc_hw_stats() -> *mut bindings::rdma_hw_stats {
         let Ok(count) = c_int::try_from(T::HW_STATS.len()) else {
@@ -871,6 +930,11 @@ impl<T: DeviceOps> OpsTable<T> {
                 },
                 query_pkey: if T::HAS_QUERY_PKEY {
                     Some(Adapter::<T>::query_pkey)
+                } else {
+                    None
+                },
+                process_mad: if T::HAS_PROCESS_MAD {
+                    Some(Adapter::<T>::process_mad)
                 } else {
                     None
                 },

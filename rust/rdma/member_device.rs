@@ -97,8 +97,44 @@ impl IbDevice {
         unsafe { CStr::from_char_ptr((*self.as_raw()).name.as_ptr()) }
     }
 
+    /// The answer of the device's own PMA (its `process_mad`, as the core's
+    /// sysfs `ports/N/counters/` asks it: no work completion, M_Key
+    /// ignored) to `request` for port `port`; `None` if it has no
+    /// `process_mad` or does not reply. May sleep.
+    pub(crate) fn pma_query(
+        &self,
+        port: u32,
+        request: &[u8; super::gsi::MAD_SIZE],
+    ) -> Option<[u8; super::gsi::MAD_SIZE]> {
+        let process_mad = self.core().ops.process_mad?;
+        let input = super::ib_mad::to_ib_mad(request);
+        // SAFETY: all zeroes is a valid `ib_mad` (bytes and integers).
+        let mut output: bindings::ib_mad = unsafe { core::mem::zeroed() };
+        let mut size = core::mem::size_of::<bindings::ib_mad>();
+        let mut pkey_index = 0u16;
+        // SAFETY: by the invariant the device is registered; the MADs, the
+        // size and the P_Key index are valid for the call, which the core's
+        // sysfs makes the same way (NULL work completion and GRH).
+        let ret = unsafe {
+            process_mad(
+                self.as_raw(),
+                bindings::ib_process_mad_flags_IB_MAD_IGNORE_MKEY as c_int,
+                port,
+                core::ptr::null(),
+                core::ptr::null(),
+                &input,
+                &mut output,
+                &mut size,
+                &mut pkey_index,
+            )
+        };
+        let replied = (bindings::ib_mad_result_IB_MAD_RESULT_SUCCESS
+            | bindings::ib_mad_result_IB_MAD_RESULT_REPLY) as c_int;
+        (ret & replied == replied).then(|| super::ib_mad::bytes_of(&output))
+    }
+
     /// The first port (`rdma_start_port()`: 0 only on a switch).
-    fn start_port(&self) -> u32 {
+    pub(crate) fn start_port(&self) -> u32 {
         u32::from(self.core().is_switch() == 0)
     }
 

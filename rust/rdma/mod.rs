@@ -18,6 +18,7 @@ pub(crate) mod dma;
 pub(crate) mod gsi;
 pub(crate) mod gsi_member;
 pub(crate) mod gsi_send;
+pub(crate) mod ib_mad;
 pub(crate) mod irq_lock;
 pub(crate) mod member;
 pub(crate) mod member_device;

@@ -87,6 +87,14 @@ impl DeviceOps for VdevVerbs {
         ports::pkey(index)
     }
 
+    fn process_mad(
+        bond: ArcBorrow<'_, Bond>,
+        port: u32,
+        mad: &[u8; crate::rdma::gsi::MAD_SIZE],
+    ) -> Option<[u8; crate::rdma::gsi::MAD_SIZE]> {
+        ports::process_mad(&bond, port, mad)
+    }
+
     const HW_STATS: &'static [StatDesc] = &ports::PORT_COUNTERS;
 
     fn get_hw_stats(

@@ -707,8 +707,8 @@ mixed_member_state() { cat "$SYS/mrbond2/mrbond/members/$1/state"; }
 # One bond, one member of each kind: the double dma0 on m0, and rxe2 on a
 # third veth pair (rxe takes one device per netdev, and rxe0 and rxe1 are
 # mrbond0's). Whether a post's buffers are mapped is decided per QP, by
-# its member: QPs on both, payloads intact, nothing refused, nothing left
-# mapped.
+# its member: QPs on both, payloads intact, nothing refused; the bond is
+# left for test_pma_port_counters, which removes it.
 test_dma_mixed_bond() {
 	local rc=0 before size mode p placed
 	ip link add m2 type veth peer name p2 && ip link set m2 up && ip link set p2 up &&
@@ -735,6 +735,31 @@ test_dma_mixed_bond() {
 	done
 	echo "refused $(dma_refused) (before $before)"
 	[[ $(dma_refused) == "$before" ]] || rc=1
+	return $rc
+}
+
+# ports/N/counters/, the PMA counters (node_exporter's infiniband
+# collector reads them, and fails for every device without the directory):
+# mrbond2's port 1 answers with its member dma0's own PMA counters (the
+# double has a PMA, as mlx5), read between two reads of dma0's; port 2's
+# member rxe2 has none, so its files fail with EINVAL, never a zero.
+# Extended (64-bit) counters: the bond's ClassPortInfo says so. Then
+# mrbond2 goes, with nothing left mapped.
+test_pma_port_counters() {
+	local rc=0 f before bond after c1=$SYS/mrbond2/ports/1/counters c2=$SYS/mrbond2/ports/2/counters
+	[[ -e $c1/unicast_xmit_packets && -e $c2/port_rcv_data ]] ||
+		{ echo "counters: $(ls "$c1" 2>&1 | paste -sd' ')"; rc=1; }
+	for f in port_xmit_packets port_rcv_packets port_xmit_data port_rcv_data; do
+		before=$(cat "$SYS/dma0/ports/1/counters/$f") bond=$(cat "$c1/$f")
+		after=$(cat "$SYS/dma0/ports/1/counters/$f")
+		echo "$f: dma0 $before..$after, mrbond2/1 $bond"
+		((before > 0 && before <= bond && bond <= after)) || rc=1
+	done
+	if cat "$c2/port_xmit_data" 2>"$TB_TMP/pma-err"; then
+		echo "rxe2's port shows a counter rxe does not have"
+		rc=1
+	fi
+	grep -q 'Invalid argument' "$TB_TMP/pma-err" || { cat "$TB_TMP/pma-err"; rc=1; }
 	"$CTL" bond del mrbond2 && rdma link del dma0 && rdma link del rxe2 || rc=1
 	ip link del m2 || rc=1
 	dma_mappings_released || rc=1
@@ -755,7 +780,7 @@ test_unload() {
 	modprobe -r mrbond_kperf && "$CTL" bond del mrbond0 && modprobe -r rdma_mrbond
 }
 
-ktap_header 33
+ktap_header 34
 if ! out=$(setup 2>&1); then
 	echo "$out" | sed 's/^/# /'
 	echo "Bail out! T0 data path setup failed"
@@ -790,6 +815,7 @@ run_test dma_double_refuses_unmapped test_dma_double_refuses_unmapped
 run_test dma_member_kperf_payload test_dma_member_kperf_payload
 run_test regress_map_mr_sg_vs_dma_detach test_regress_map_mr_sg_vs_dma_detach
 run_test dma_mixed_bond test_dma_mixed_bond
+run_test pma_port_counters test_pma_port_counters
 dma_api_debug_test
 run_test nothing_leaked test_nothing_leaked
 kmemleak_test

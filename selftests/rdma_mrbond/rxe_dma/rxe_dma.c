@@ -12,6 +12,10 @@
  * with swiotlb=force, outside the bounce pool. A refusal is counted in the
  * read-only parameter "refused" and becomes an error completion, never a
  * write to the wrong memory.
+ *
+ * Like an mlx5 port, and unlike rdma_rxe, it has a PMA (process_mad), so
+ * that /sys/class/infiniband/<dev>/ports/1/counters/ exists and a bond
+ * over it can report its members' port counters.
  */
 #include <linux/atomic.h>
 #include <linux/dma-direct.h>
@@ -23,6 +27,9 @@
 #include <linux/swiotlb.h>
 #include <linux/limits.h>
 #include <linux/sysfs.h>
+#include <linux/netdevice.h>
+#include <rdma/ib_mad.h>
+#include <rdma/ib_pma.h>
 
 #include "src/rxe.h"
 
@@ -98,4 +105,67 @@ struct page *rxe_dma_to_page(struct rxe_dev *rxe, u64 dma, unsigned int len)
 		return NULL;
 	}
 	return pfn_to_page(PHYS_PFN(phys));
+}
+
+/*
+ * The double's PMA: ClassPortInfo with 64-bit counters; PortCountersExt
+ * and PortCounters (saturated to 32 bits) with rdma_rxe's own packet
+ * counts and, for data, the netdev's bytes in the 4-octet words PMA
+ * counts (rdma_rxe counts no bytes; the double's netdev carries the test's
+ * RoCE traffic and little else); no errors. Any other MAD is passed on.
+ */
+int rxe_dma_process_mad(struct ib_device *ibdev, int mad_flags, u32 port,
+			const struct ib_wc *in_wc, const struct ib_grh *in_grh,
+			const struct ib_mad *in, struct ib_mad *out,
+			size_t *out_mad_size, u16 *out_mad_pkey_index)
+{
+	struct rxe_dev *rxe = container_of(ibdev, struct rxe_dev, ib_dev);
+	struct ib_pma_portcounters_ext *ext = (void *)(out->data + 40);
+	struct ib_pma_portcounters *basic = (void *)(out->data + 40);
+	struct ib_class_port_info *cpi = (void *)(out->data + 40);
+	struct rtnl_link_stats64 st = {};
+	struct net_device *ndev;
+	u64 tx, rx;
+
+	if (in->mad_hdr.mgmt_class != IB_MGMT_CLASS_PERF_MGMT ||
+	    in->mad_hdr.method != IB_MGMT_METHOD_GET)
+		return IB_MAD_RESULT_SUCCESS;
+	*out = *in;
+	out->mad_hdr.method = IB_MGMT_METHOD_GET_RESP;
+	out->mad_hdr.status = 0;
+	memset(out->data, 0, sizeof(out->data));
+	ndev = rxe_ib_device_get_netdev(ibdev);
+	if (ndev) {
+		dev_get_stats(ndev, &st);
+		dev_put(ndev);
+	}
+	tx = atomic64_read(&rxe->stats_counters[RXE_CNT_SENT_PKTS]);
+	rx = atomic64_read(&rxe->stats_counters[RXE_CNT_RCVD_PKTS]);
+
+	switch (in->mad_hdr.attr_id) {
+	case IB_PMA_CLASS_PORT_INFO:
+		cpi->base_version = 1;
+		cpi->class_version = 1;
+		cpi->capability_mask = IB_PMA_CLASS_CAP_EXT_WIDTH;
+		break;
+	case IB_PMA_PORT_COUNTERS_EXT:
+		ext->port_select = in->data[41];
+		ext->port_xmit_data = cpu_to_be64(st.tx_bytes >> 2);
+		ext->port_rcv_data = cpu_to_be64(st.rx_bytes >> 2);
+		ext->port_xmit_packets = cpu_to_be64(tx);
+		ext->port_rcv_packets = cpu_to_be64(rx);
+		ext->port_unicast_xmit_packets = cpu_to_be64(tx);
+		ext->port_unicast_rcv_packets = cpu_to_be64(rx);
+		break;
+	case IB_PMA_PORT_COUNTERS:
+		basic->port_select = in->data[41];
+		basic->port_xmit_data = cpu_to_be32(min_t(u64, st.tx_bytes >> 2, U32_MAX));
+		basic->port_rcv_data = cpu_to_be32(min_t(u64, st.rx_bytes >> 2, U32_MAX));
+		basic->port_xmit_packets = cpu_to_be32(min_t(u64, tx, U32_MAX));
+		basic->port_rcv_packets = cpu_to_be32(min_t(u64, rx, U32_MAX));
+		break;
+	default:
+		return IB_MAD_RESULT_SUCCESS;
+	}
+	return IB_MAD_RESULT_SUCCESS | IB_MAD_RESULT_REPLY;
 }

@@ -10,6 +10,10 @@
 #include <linux/types.h>
 #include <rdma/ib_user_ioctl_verbs.h>
 
+struct ib_device;
+struct ib_grh;
+struct ib_mad;
+struct ib_wc;
 struct page;
 struct rxe_dev;
 
@@ -27,5 +31,9 @@ extern unsigned short rxe_dma_udp_port;
 int rxe_dma_device_add(struct rxe_dev *rxe);
 void rxe_dma_device_del(struct rxe_dev *rxe);
 struct page *rxe_dma_to_page(struct rxe_dev *rxe, u64 dma, unsigned int len);
+int rxe_dma_process_mad(struct ib_device *ibdev, int mad_flags, u32 port,
+			const struct ib_wc *in_wc, const struct ib_grh *in_grh,
+			const struct ib_mad *in, struct ib_mad *out,
+			size_t *out_mad_size, u16 *out_mad_pkey_index);
 
 #endif /* RXE_DMA_H */
