@@ -63,15 +63,6 @@ where
     v.parse::<T>().map_err(|e| e.to_string())
 }
 
-fn member(ibdev: &str) -> MemberSpec {
-    MemberSpec {
-        ibdev: ibdev.to_string(),
-        weight: None,
-        admin: None,
-        capacity_mbps: None,
-    }
-}
-
 /// `bond add` ARGS: `[mode M] [policy P] [lacp-source IFNAME] member IBDEV
 /// [weight N]...`.
 pub fn parse_bond_add(args: &[String]) -> Result<BondAdd, String> {
@@ -83,7 +74,7 @@ pub fn parse_bond_add(args: &[String]) -> Result<BondAdd, String> {
             "policy" => once(&mut out.policy, key, parse_enum(t.value(key)?)?)?,
             "lacp-source" => once(&mut out.lacp_source, key, t.value(key)?.to_string())?,
             "member" => {
-                let mut m = member(t.value(key)?);
+                let mut m = MemberSpec::new(t.value(key)?);
                 if let Some(w) = t.optional("weight")? {
                     m.weight = Some(parse_u32(w)?);
                 }
@@ -113,7 +104,7 @@ pub fn parse_bond_set(args: &[String]) -> Result<Policy, String> {
 
 /// `member add` ARGS: `[weight N]`.
 pub fn parse_member_add(ibdev: &str, args: &[String]) -> Result<MemberSpec, String> {
-    let mut m = member(ibdev);
+    let mut m = MemberSpec::new(ibdev);
     let mut t = Tokens::new(args);
     while let Some(key) = t.keyword() {
         match key {
@@ -126,7 +117,7 @@ pub fn parse_member_add(ibdev: &str, args: &[String]) -> Result<MemberSpec, Stri
 
 /// `member set` ARGS: `[weight N] [admin A] [capacity-mbps N]`, at least one.
 pub fn parse_member_set(ibdev: &str, args: &[String]) -> Result<MemberSpec, String> {
-    let mut m = member(ibdev);
+    let mut m = MemberSpec::new(ibdev);
     let mut t = Tokens::new(args);
     while let Some(key) = t.keyword() {
         match key {

@@ -182,16 +182,7 @@ fn member_cmd(c: &mut Client, cmd: Option<MemberCmd>, opts: Opts) -> Result<(), 
             dev,
             usage(keywords::parse_member_set(&ibdev, &args)),
         ),
-        MemberCmd::Del { dev, ibdev } => (
-            Cmd::MemberDel,
-            dev,
-            MemberSpec {
-                ibdev,
-                weight: None,
-                admin: None,
-                capacity_mbps: None,
-            },
-        ),
+        MemberCmd::Del { dev, ibdev } => (Cmd::MemberDel, dev, MemberSpec::new(&ibdev)),
     };
     c.request(msg::member_op(op, &name, &spec)?).map(drop)
 }

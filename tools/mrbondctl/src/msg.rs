@@ -20,8 +20,8 @@ use crate::error::Error;
 /// A generic netlink message of the rdma_mrbond family.
 pub type GenlMsg = Genlmsghdr<Cmd, BondAttr>;
 
-/// One member as given on the command line: `IBDEV[:WEIGHT]`, plus admin state
-/// for `member set`.
+/// One member as given on the command line (`member IBDEV weight N`, or
+/// `member set`'s settings).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MemberSpec {
     /// RDMA device name.
@@ -35,26 +35,14 @@ pub struct MemberSpec {
 }
 
 impl MemberSpec {
-    /// Parses `IBDEV[:WEIGHT]`.
-    pub fn parse(s: &str) -> Result<Self, String> {
-        let (ibdev, weight) = match s.rsplit_once(':') {
-            Some((dev, w)) => {
-                let w = w
-                    .parse::<u32>()
-                    .map_err(|_| format!("invalid weight \"{w}\" in \"{s}\""))?;
-                (dev, Some(w))
-            }
-            None => (s, None),
-        };
-        if ibdev.is_empty() {
-            return Err(format!("missing device name in \"{s}\""));
-        }
-        Ok(MemberSpec {
+    /// Member `ibdev`, nothing else given.
+    pub fn new(ibdev: &str) -> Self {
+        MemberSpec {
             ibdev: ibdev.to_string(),
-            weight,
+            weight: None,
             admin: None,
             capacity_mbps: None,
-        })
+        }
     }
 }
 
@@ -559,8 +547,11 @@ pub(crate) mod tests {
     #[test]
     fn bond_new_request_layout() {
         let members = [
-            MemberSpec::parse("rxe0:100").expect("member"),
-            MemberSpec::parse("mlx5_1").expect("member"),
+            MemberSpec {
+                weight: Some(100),
+                ..MemberSpec::new("rxe0")
+            },
+            MemberSpec::new("mlx5_1"),
         ];
         let msg = bond_new(
             "mrbond0",
@@ -602,8 +593,7 @@ pub(crate) mod tests {
     #[cfg(target_endian = "little")]
     #[test]
     fn bond_new_omits_unset_optionals() {
-        let msg =
-            bond_new("b", None, None, None, &[MemberSpec::parse("r").expect("m")]).expect("builds");
+        let msg = bond_new("b", None, None, None, &[MemberSpec::new("r")]).expect("builds");
         #[rustfmt::skip]
         let expected: Vec<u8> = vec![
             2, 1, 0, 0,
@@ -803,23 +793,5 @@ pub(crate) mod tests {
             err.as_deref(),
             Some("malformed reply: attribute ibdev-index has length 2")
         );
-    }
-
-    #[test]
-    fn member_spec_parsing() {
-        assert_eq!(
-            MemberSpec::parse("mlx5_0:250"),
-            Ok(MemberSpec {
-                ibdev: "mlx5_0".into(),
-                weight: Some(250),
-                admin: None,
-                capacity_mbps: None,
-            })
-        );
-        assert_eq!(MemberSpec::parse("rxe0").map(|m| m.weight), Ok(None));
-        assert!(MemberSpec::parse(":5").is_err());
-        assert!(MemberSpec::parse("rxe0:").is_err());
-        assert!(MemberSpec::parse("rxe0:x").is_err());
-        assert!(MemberSpec::parse("").is_err());
     }
 }
