@@ -83,8 +83,10 @@ live_rates() {  # live_rates PID
 member0_state() { cat "$SYS/mrbond0/mrbond/members/$(member_name 0)/state"; }
 
 # hosta writes to hostb through mrbond0 over DEMO_CONNS connections for
-# RUN_S seconds; rail 0's cable is pulled at PULL_AT and put back at
-# PLUG_AT. The connections on rail 0 fail when their member does (the bond
+# RUN_S seconds; rail 0's cable is pulled PULL_AT seconds after every
+# connection carries data (opening them takes seconds under TCG, more on a
+# loaded host, which once had the pull come before any traffic) and put
+# back at PLUG_AT. The connections on rail 0 fail when their member does (the bond
 # flushes their WRs) and the others go on (keep_going); then a second,
 # short run shows new connections on rail 0 again. Prints as it goes, so
 # that the demo shows it live.
@@ -104,7 +106,9 @@ demo_traffic() {
 		echo "# $DEMO_CONNS connections writing through mrbond0 (rates are each rail's, hosta's side):"
 		live_rates "$XP_PID" &
 		printer=$!
+		wait_until 120 grep -qx running "$XP/state" || { echo "xperf never ran"; rc=1; }
 	fi
+	barrier demo-running || return 1
 	sleep "$PULL_AT"
 	timeline_mark "$out" pull
 	[[ $MRBOND_ROLE == hosta ]] && echo "# >>> rail 0's cable pulled"
