@@ -755,6 +755,8 @@ test_pma_port_counters() {
 		echo "$f: dma0 $before..$after, mrbond2/1 $bond"
 		((before > 0 && before <= bond && bond <= after)) || rc=1
 	done
+	# The RDMA WRITEs of test_dma_mixed_bond: over 1 MiB, in 4-octet words.
+	(($(cat "$c1/port_xmit_data") > 262144)) || { echo "port_xmit_data too small"; rc=1; }
 	if cat "$c2/port_xmit_data" 2>"$TB_TMP/pma-err"; then
 		echo "rxe2's port shows a counter rxe does not have"
 		rc=1

@@ -27,7 +27,6 @@
 #include <linux/swiotlb.h>
 #include <linux/limits.h>
 #include <linux/sysfs.h>
-#include <linux/netdevice.h>
 #include <rdma/ib_mad.h>
 #include <rdma/ib_pma.h>
 
@@ -107,12 +106,18 @@ struct page *rxe_dma_to_page(struct rxe_dev *rxe, u64 dma, unsigned int len)
 	return pfn_to_page(PHYS_PFN(phys));
 }
 
+/* A RoCE packet sent or received: its octets from BTH to ICRC. */
+void rxe_dma_count(struct rxe_dev *rxe, u32 bytes, bool sent)
+{
+	atomic64_add(bytes, sent ? &rxe->dma_tx_bytes : &rxe->dma_rx_bytes);
+}
+
 /*
  * The double's PMA: ClassPortInfo with 64-bit counters; PortCountersExt
  * and PortCounters (saturated to 32 bits) with rdma_rxe's own packet
- * counts and, for data, the netdev's bytes in the 4-octet words PMA
- * counts (rdma_rxe counts no bytes; the double's netdev carries the test's
- * RoCE traffic and little else); no errors. Any other MAD is passed on.
+ * counts and the double's RoCE octets (rxe_dma_count(), also of loopback
+ * packets, which never reach a netdev) in the 4-octet words PMA counts; no
+ * errors. Any other MAD is passed on.
  */
 int rxe_dma_process_mad(struct ib_device *ibdev, int mad_flags, u32 port,
 			const struct ib_wc *in_wc, const struct ib_grh *in_grh,
@@ -123,9 +128,7 @@ int rxe_dma_process_mad(struct ib_device *ibdev, int mad_flags, u32 port,
 	struct ib_pma_portcounters_ext *ext = (void *)(out->data + 40);
 	struct ib_pma_portcounters *basic = (void *)(out->data + 40);
 	struct ib_class_port_info *cpi = (void *)(out->data + 40);
-	struct rtnl_link_stats64 st = {};
-	struct net_device *ndev;
-	u64 tx, rx;
+	u64 tx, rx, tx_words, rx_words;
 
 	if (in->mad_hdr.mgmt_class != IB_MGMT_CLASS_PERF_MGMT ||
 	    in->mad_hdr.method != IB_MGMT_METHOD_GET)
@@ -134,11 +137,8 @@ int rxe_dma_process_mad(struct ib_device *ibdev, int mad_flags, u32 port,
 	out->mad_hdr.method = IB_MGMT_METHOD_GET_RESP;
 	out->mad_hdr.status = 0;
 	memset(out->data, 0, sizeof(out->data));
-	ndev = rxe_ib_device_get_netdev(ibdev);
-	if (ndev) {
-		dev_get_stats(ndev, &st);
-		dev_put(ndev);
-	}
+	tx_words = atomic64_read(&rxe->dma_tx_bytes) >> 2;
+	rx_words = atomic64_read(&rxe->dma_rx_bytes) >> 2;
 	tx = atomic64_read(&rxe->stats_counters[RXE_CNT_SENT_PKTS]);
 	rx = atomic64_read(&rxe->stats_counters[RXE_CNT_RCVD_PKTS]);
 
@@ -150,8 +150,8 @@ int rxe_dma_process_mad(struct ib_device *ibdev, int mad_flags, u32 port,
 		break;
 	case IB_PMA_PORT_COUNTERS_EXT:
 		ext->port_select = in->data[41];
-		ext->port_xmit_data = cpu_to_be64(st.tx_bytes >> 2);
-		ext->port_rcv_data = cpu_to_be64(st.rx_bytes >> 2);
+		ext->port_xmit_data = cpu_to_be64(tx_words);
+		ext->port_rcv_data = cpu_to_be64(rx_words);
 		ext->port_xmit_packets = cpu_to_be64(tx);
 		ext->port_rcv_packets = cpu_to_be64(rx);
 		ext->port_unicast_xmit_packets = cpu_to_be64(tx);
@@ -159,8 +159,8 @@ int rxe_dma_process_mad(struct ib_device *ibdev, int mad_flags, u32 port,
 		break;
 	case IB_PMA_PORT_COUNTERS:
 		basic->port_select = in->data[41];
-		basic->port_xmit_data = cpu_to_be32(min_t(u64, st.tx_bytes >> 2, U32_MAX));
-		basic->port_rcv_data = cpu_to_be32(min_t(u64, st.rx_bytes >> 2, U32_MAX));
+		basic->port_xmit_data = cpu_to_be32(min_t(u64, tx_words, U32_MAX));
+		basic->port_rcv_data = cpu_to_be32(min_t(u64, rx_words, U32_MAX));
 		basic->port_xmit_packets = cpu_to_be32(min_t(u64, tx, U32_MAX));
 		basic->port_rcv_packets = cpu_to_be32(min_t(u64, rx, U32_MAX));
 		break;

@@ -31,6 +31,7 @@ extern unsigned short rxe_dma_udp_port;
 int rxe_dma_device_add(struct rxe_dev *rxe);
 void rxe_dma_device_del(struct rxe_dev *rxe);
 struct page *rxe_dma_to_page(struct rxe_dev *rxe, u64 dma, unsigned int len);
+void rxe_dma_count(struct rxe_dev *rxe, u32 bytes, bool sent);
 int rxe_dma_process_mad(struct ib_device *ibdev, int mad_flags, u32 port,
 			const struct ib_wc *in_wc, const struct ib_grh *in_grh,
 			const struct ib_mad *in, struct ib_mad *out,
