@@ -148,9 +148,13 @@ def analyse(d, meta):
         i += 1
     zero = 0.0 if zero_from is None else round((resumed or plug) - zero_from, 1)
     notice = _first(events, pull, rf"member {member}: usable -> unusable")
-    # Full rate on the survivor: after the outage, if there was one, else
-    # after the bond's notice.
-    after = resumed if zero_from is not None else (notice or pull)
+    # Full rate on the survivor: after the bond's notice, and after the
+    # outage if there was one. An outage that ended before the notice was
+    # not the bond's to end (the testbed's barriers put up to seconds
+    # between the pull's mark and the carrier loss, CI once 4.7 s): from
+    # the notice, never before it, which gave a negative time.
+    after = max(t for t in (resumed if zero_from is not None else None, notice or pull)
+                if t is not None)
     start = next((i for i, (t, _) in enumerate(total) if after is not None and t > after), None)
     full_at = None if start is None else _first_average(total, start, FULL_RATE * one_rail)
     # From the bond's notice: the request's trip through the runner is the

@@ -109,6 +109,8 @@ check cli_manpage tools_install_check
 check cli_grammar_golden cargo test -q -p mrbondctl --test cli_golden
 check cli_json_types cargo test -q -p mrbondctl --lib json_values_are_typed
 # Every query of the dashboard valid PromQL, naming metrics the exporter writes.
+# The failover analysis of the benchmark suite on synthetic timelines.
+check bench-failover-analysis python3 tools/bench/test_failover.py
 check grafana_dashboard_valid python3 tools/grafana/check-dashboard.py \
 	tools/grafana/rdma_mrbond.json target/debug/mrbond-exporter
 check modules-install modules_install_check
