@@ -72,30 +72,17 @@ fn show(
     c: &mut Client,
     name: Option<&str>,
     opts: Opts,
-    json: fn(&Bond) -> serde_json::Value,
-    text: fn(&Bond, Opts) -> String,
+    json: impl Fn(&Bond) -> serde_json::Value,
+    text: impl Fn(&Bond, Opts) -> String,
 ) -> Result<(), Error> {
     let bonds = get_bonds(c, name)?;
     if opts.json() {
         return emit_json(
-            &serde_json::Value::Array(bonds.iter().map(json).collect()),
+            &serde_json::Value::Array(bonds.iter().map(&json).collect()),
             opts,
         );
     }
     emit_texts(bonds.iter().map(|b| text(b, opts)).collect())
-}
-
-fn bond_show(c: &mut Client, name: Option<&str>, opts: Opts) -> Result<(), Error> {
-    let bonds = get_bonds(c, name)?;
-    if opts.json() {
-        return emit_json(&output::bonds_json(&bonds, &ifname), opts);
-    }
-    emit_texts(
-        bonds
-            .iter()
-            .map(|b| output::bond_text(b, &ifname, opts))
-            .collect(),
-    )
 }
 
 fn member_show(
@@ -135,7 +122,13 @@ fn member_show(
 
 fn bond_cmd(c: &mut Client, cmd: Option<BondCmd>, opts: Opts) -> Result<(), Error> {
     match cmd.unwrap_or(BondCmd::Show { dev: None }) {
-        BondCmd::Show { dev } => bond_show(c, dev.as_deref(), opts),
+        BondCmd::Show { dev } => show(
+            c,
+            dev.as_deref(),
+            opts,
+            |b| output::bond_json(b, &ifname),
+            |b, o| output::bond_text(b, &ifname, o),
+        ),
         BondCmd::Add { dev, args } => {
             let a = keywords::parse_bond_add(&args).unwrap_or_else(|e| usage_error(&e));
             let lacp = match a.lacp_source {
