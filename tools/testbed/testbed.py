@@ -164,10 +164,12 @@ class Guest:
                f"MRBOND_KSRC={kernel_source(a.kdir)}")
         # Knobs of single suites, forwarded only when set on the host:
         # NVME_DEV_MODE=raw runs t1_nvme.sh over a raw rxe member;
-        # MRBOND_STAGE=debug tells a suite it runs on the checking kernel;
+        # MRBOND_STAGE (debug, normal) tells a suite which kernel runs it;
+        # MRBOND_FULL=1 gives the long matrices all their rounds;
         # MRBOND_MEMBERS=dma makes the T1 members DMA-mapping doubles;
         # MRBOND_BENCH_* are tools/bench/guest.sh's settings.
-        for var in ("NVME_DEV_MODE", "MRBOND_STAGE", "MRBOND_MEMBERS", "MRBOND_BENCH_QUICK",
+        for var in ("NVME_DEV_MODE", "MRBOND_STAGE", "MRBOND_FULL", "MRBOND_MEMBERS",
+                    "MRBOND_BENCH_QUICK",
                     "MRBOND_BENCH_RATE", "MRBOND_BENCH_REPS", "MRBOND_BENCH_MS",
                     "MRBOND_BENCH_CASES"):
             if os.environ.get(var):
