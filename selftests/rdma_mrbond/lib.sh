@@ -15,7 +15,7 @@ KTAP_SKIP=0
 
 # Each result's time since the one before it (or the script's start) goes to
 # ROLE.times in the run directory: where a suite spends its minutes, which
-# the CI's time budget needs to know (tools/testbed/suite-times.sh).
+# the CI's time budget needs to know (tools/testbed/suite-times.sh LOGDIR).
 KTAP_LAST_US=${EPOCHREALTIME/./}
 ktap_time() {
 	local now=${EPOCHREALTIME/./}

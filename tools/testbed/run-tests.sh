@@ -43,6 +43,8 @@ check() {
 
 finish() {
 	echo
+	bash tools/testbed/suite-times.sh "$LOGDIR" 10 2>/dev/null
+	echo
 	echo "== rdma_mrbond test summary (logs: $LOGDIR) =="
 	printf '%s\n' "${RESULTS[@]}"
 	echo "$PASSED passed, $FAILED failed"
