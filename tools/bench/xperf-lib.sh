@@ -101,15 +101,33 @@ members_csv() {
 	(IFS=,; echo "${m[*]}")
 }
 
-# Every ~10 ms (a 4 ms tick, so 12 in practice): the wall clock and every
-# rail NIC's tx bytes, as CSV lines, until killed. Bash builtins only (no
-# fork per sample, which costs milliseconds under TCG): read from sysfs, and
-# a read with a timeout on a pipe nobody writes to as the sleep.
-rail_sampler() {  # rail_sampler OUT
-	local files=() i fd line v p
+# rail_nics: RAIL_NICS[i], rail i's NIC, looked up once. The lookup runs ip
+# and jq, which take seconds under TCG while traffic runs: a sampler that
+# did it itself once started 26 s late, after the cable pull it was to show.
+RAIL_NICS=()
+rail_nics() {
+	local i
+	((${#RAIL_NICS[@]} == MRBOND_LINKS)) && return 0
+	RAIL_NICS=()
 	for ((i = 0; i < MRBOND_LINKS; i++)); do
-		files+=("/sys/class/net/$(slave_of_link "$i")/statistics/tx_bytes")
+		RAIL_NICS[i]=$(slave_of_link "$i") || return 1
 	done
+}
+
+# rails_moved CSV BYTES: every rail sent BYTES or more between the sampler's
+# first line and its last.
+rails_moved() {
+	awk -F, -v min="$2" 'NR == 1 { for (i = 2; i <= NF; i++) first[i] = $i }
+		END { if (NR < 2) exit 1; for (i = 2; i <= NF; i++) if ($i - first[i] < min) exit 1 }' "$1"
+}
+
+# Every ~10 ms (a 4 ms tick, so 12 in practice): the wall clock and every
+# rail NIC's tx bytes (RAIL_NICS), as CSV lines, until killed. Bash builtins
+# only (no fork per sample, which costs milliseconds under TCG): read from
+# sysfs, and a read with a timeout on a pipe nobody writes to as the sleep.
+rail_sampler() {  # rail_sampler OUT
+	local files=() nic fd line v p
+	for nic in "${RAIL_NICS[@]}"; do files+=("/sys/class/net/$nic/statistics/tx_bytes"); done
 	exec {fd}<> <(:)
 	while :; do
 		line=$EPOCHREALTIME
@@ -151,12 +169,15 @@ xperf_listening() {  # xperf_listening NAME
 # ---- failover timelines, hosta's wall clock (tools/bench/failover.py) ----
 
 # timeline_start DIR: the marker that puts the kernel log on the wall
-# clock, the rail sampler (TIMELINE_SAMPLER), the start.
+# clock, the rail sampler (TIMELINE_SAMPLER), the start; returns once the
+# sampler has written, so that what follows is on the timeline.
 timeline_start() {
+	rail_nics || return 1
 	echo "bench: clock $EPOCHREALTIME" >/dev/kmsg
 	rail_sampler "$1/rails.csv" &
 	TIMELINE_SAMPLER=$!
 	echo "start=$EPOCHREALTIME" >"$1/marks"
+	wait_until 30 test -s "$1/rails.csv" || { echo "the rail sampler never wrote" >&2; return 1; }
 }
 timeline_mark() {  # timeline_mark DIR EVENT
 	[[ $MRBOND_ROLE == hosta ]] && echo "$2=$EPOCHREALTIME" >>"$1/marks"

@@ -55,8 +55,7 @@ show_bond() {
 # Every 0.5 s while PID runs: each rail's rate over the last interval, by
 # the wall clock. Builtins only but the sleep: a fork costs under TCG.
 live_rates() {  # live_rates PID
-	local i t0 t1 tp prev=() now=() line part total rate nics=() fd
-	for ((i = 0; i < MRBOND_LINKS; i++)); do nics+=("$(slave_of_link "$i")"); done
+	local i t0 t1 tp prev=() now=() line part total rate nics=("${RAIL_NICS[@]}") fd
 	t0=${EPOCHREALTIME/./} tp=$t0
 	for ((i = 0; i < MRBOND_LINKS; i++)); do
 		read -r "prev[i]" <"/sys/class/net/${nics[i]}/statistics/tx_bytes"
@@ -99,7 +98,7 @@ demo_traffic() {
 		xperf_listening demo-listening || return 1
 	else
 		xperf_listening demo-listening || return 1
-		timeline_start "$out"
+		timeline_start "$out" || rc=1
 		xperf_bg "$out/client.kv" "role=client local=$(service_ip 0) peer=$(service_ip 1)" \
 			"dev=mrbond0 conns=$DEMO_CONNS mode=write size=65536" \
 			"duration_ms=$((RUN_S * 1000)) keep_going=1"
@@ -107,6 +106,9 @@ demo_traffic() {
 		live_rates "$XP_PID" &
 		printer=$!
 		wait_until 120 grep -qx running "$XP/state" || { echo "xperf never ran"; rc=1; }
+		# What the check weighs before the pull, seen by the sampler.
+		wait_until 60 rails_moved "$out/rails.csv" 1000000 ||
+			{ echo "not every rail carried 1 MB before the pull"; rc=1; }
 	fi
 	barrier demo-running || return 1
 	sleep "$PULL_AT"
