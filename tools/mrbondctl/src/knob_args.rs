@@ -45,6 +45,17 @@ pub fn ecn_key(key: &str) -> Option<usize> {
     }
 }
 
+/// The `ecn set` key of a knob id (`enable`, `tclass`, `rp-rpg-gd`).
+pub fn ecn_key_name(id: usize) -> String {
+    match id {
+        ENABLE => "enable".into(),
+        TCLASS => "tclass".into(),
+        _ => KNOB_NAMES
+            .get(id)
+            .map_or_else(|| format!("knob{id}"), |n| n.replace('_', "-")),
+    }
+}
+
 /// `ecn set` arguments into (knob id, value) pairs.
 pub fn parse_ecn(args: &[String]) -> Result<Vec<(usize, u32)>, String> {
     let mut out: Vec<(usize, u32)> = Vec::new();

@@ -6,6 +6,7 @@
 
 pub mod attrs;
 pub mod cli;
+pub mod config;
 pub mod error;
 pub mod keywords;
 pub mod knob_args;
