@@ -73,6 +73,21 @@ pub enum Object {
     },
     /// Print bond, member and knob changes as they happen (group "events")
     Monitor(MonitorArgs),
+    /// Make bonds what their files in /etc/rdma_mrbond/ declare: create,
+    /// change, or leave alone (a second run changes nothing)
+    Apply(ApplyArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ApplyArgs {
+    /// Print what would be done, do nothing
+    #[arg(short = 'n', long)]
+    pub dry_run: bool,
+    /// Where the <bond>.conf files are
+    #[arg(long, value_name = "DIR", default_value = "/etc/rdma_mrbond")]
+    pub config_dir: std::path::PathBuf,
+    /// Bonds to apply [every file in the directory]
+    pub bonds: Vec<String>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -246,7 +261,7 @@ mod tests {
                 Object::Member { cmd } => cmd.is_none(),
                 Object::Ecn { cmd } => cmd.is_none(),
                 Object::Pfc { cmd } => cmd.is_none(),
-                Object::Monitor(_) => false,
+                Object::Monitor(_) | Object::Apply(_) => false,
             };
             assert!(defaulted, "{object}");
         }

@@ -4,6 +4,7 @@
 //! and names ([`attrs`]), request builders and reply decoders ([`msg`]),
 //! the transport ([`nl`]) and the renderers ([`output`], [`knob_output`]).
 
+pub mod apply;
 pub mod attrs;
 pub mod cli;
 pub mod config;

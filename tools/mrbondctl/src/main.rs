@@ -381,6 +381,7 @@ fn run(cli: Cli) -> Result<(), Error> {
         Object::Ecn { cmd } => ecn_cmd(&mut c, cmd, opts),
         Object::Pfc { cmd } => pfc_cmd(&mut c, cmd, opts),
         Object::Monitor(a) => monitor(&mut c, &a, opts),
+        Object::Apply(a) => mrbondctl::apply::run(&mut c, &a),
     }
 }
 

@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: GPL-2.0
+//! `mrbondctl apply`: every bond file of the configuration directory (or
+//! the bonds named) read, planned against the running bond
+//! ([`crate::config::plan`]) and carried out request by request; with
+//! `--dry-run`, only printed. The systemd unit `rdma-mrbond@<bond>.service`
+//! runs it at boot and when a member device arrives.
+
+use std::path::Path;
+
+use crate::cli::ApplyArgs;
+use crate::config::{self, Action, BondConfig};
+use crate::error::Error;
+use crate::msg::{self, Bond, MemberSpec};
+use crate::nl::Client;
+use crate::sys;
+
+/// The running bond `name`, `None` if there is none.
+fn running(c: &mut Client, name: &str) -> Result<Option<Bond>, Error> {
+    match c.request(msg::bond_get(Some(name))?) {
+        Ok(replies) => Ok(replies.iter().map(msg::parse_bond).next().transpose()?),
+        // No such bond: ENODEV (BOND_GET's do) or ENOENT.
+        Err(Error::Kernel(k)) if k.errno == libc::ENODEV || k.errno == libc::ENOENT => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// The bond files to apply: those named, or every `*.conf` of the
+/// directory, in name order.
+fn files(args: &ApplyArgs) -> Result<Vec<(String, String)>, Error> {
+    let mut names: Vec<String> = if args.bonds.is_empty() {
+        let dir = std::fs::read_dir(&args.config_dir)
+            .map_err(|e| Error::Local(format!("{}: {e}", args.config_dir.display())))?;
+        dir.filter_map(|e| e.ok())
+            .filter_map(|e| {
+                e.file_name()
+                    .to_str()?
+                    .strip_suffix(".conf")
+                    .map(str::to_string)
+            })
+            .collect()
+    } else {
+        args.bonds.clone()
+    };
+    names.sort();
+    names
+        .into_iter()
+        .map(|n| {
+            let path = Path::new(&args.config_dir).join(format!("{n}.conf"));
+            let text = std::fs::read_to_string(&path)
+                .map_err(|e| Error::Local(format!("{}: {e}", path.display())))?;
+            Ok((n, text))
+        })
+        .collect()
+}
+
+fn execute(c: &mut Client, cfg: &BondConfig, lacp: Option<u32>, a: &Action) -> Result<(), Error> {
+    let name = cfg.name.as_str();
+    let req = match a {
+        Action::Create => {
+            let b = &cfg.bond;
+            msg::bond_new(name, b.mode, b.policy, lacp, &b.members)?
+        }
+        Action::SetPolicy(p) => msg::bond_set(name, *p)?,
+        Action::AddMember(m) => msg::member_op(crate::attrs::Cmd::MemberAdd, name, m)?,
+        Action::DelMember(d) => {
+            msg::member_op(crate::attrs::Cmd::MemberDel, name, &MemberSpec::new(d))?
+        }
+        Action::SetWeight(d, w) => msg::member_op(
+            crate::attrs::Cmd::MemberSet,
+            name,
+            &MemberSpec {
+                weight: Some(*w),
+                ..MemberSpec::new(d)
+            },
+        )?,
+        Action::SetEcn(v) => msg::ecn_set(name, v)?,
+        Action::SetPfc(b) => msg::pfc_set(name, Some(*b), None)?,
+        Action::SetOverride(d, o) => msg::pfc_set(name, None, Some((d.as_str(), *o)))?,
+    };
+    c.request(req).map(drop)
+}
+
+/// Applies every file; a bond whose file is wrong or whose plan fails is
+/// reported and the others still applied; the exit status says whether
+/// all went.
+pub fn run(c: &mut Client, args: &ApplyArgs) -> Result<(), Error> {
+    let mut failed = Vec::new();
+    for (name, text) in files(args)? {
+        let result = (|| {
+            let cfg = config::parse(&name, &text)
+                .map_err(|e| Error::Local(format!("{name}.conf: {e}")))?;
+            let lacp = match &cfg.bond.lacp_source {
+                Some(ifn) => {
+                    Some(sys::if_nametoindex(ifn).ok_or_else(|| Error::NoSuchDevice(ifn.clone()))?)
+                }
+                None => None,
+            };
+            let current = running(c, &name)?;
+            let plan = config::plan(&cfg, current.as_ref(), lacp).map_err(Error::Local)?;
+            if plan.is_empty() {
+                println!("{name}: as configured");
+            }
+            for a in &plan {
+                println!(
+                    "{}{}",
+                    if args.dry_run { "would: " } else { "" },
+                    config::describe(&name, a)
+                );
+                if !args.dry_run {
+                    execute(c, &cfg, lacp, a)?;
+                }
+            }
+            Ok::<(), Error>(())
+        })();
+        if let Err(e) = result {
+            eprintln!("mrbondctl: {name}: {e}");
+            failed.push(name);
+        }
+    }
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        Err(Error::Local(format!("not applied: {}", failed.join(" "))))
+    }
+}
