@@ -24,6 +24,10 @@ fn running(c: &mut Client, name: &str) -> Result<Option<Bond>, Error> {
     }
 }
 
+fn rdma_device_exists(ibdev: &str) -> bool {
+    Path::new("/sys/class/infiniband").join(ibdev).exists()
+}
+
 /// The bond files to apply: those named, or every `*.conf` of the
 /// directory, in name order.
 fn files(args: &ApplyArgs) -> Result<Vec<(String, String)>, Error> {
@@ -56,10 +60,8 @@ fn files(args: &ApplyArgs) -> Result<Vec<(String, String)>, Error> {
 fn execute(c: &mut Client, cfg: &BondConfig, lacp: Option<u32>, a: &Action) -> Result<(), Error> {
     let name = cfg.name.as_str();
     let req = match a {
-        Action::Create => {
-            let b = &cfg.bond;
-            msg::bond_new(name, b.mode, b.policy, lacp, &b.members)?
-        }
+        Action::Create(b) => msg::bond_new(name, b.mode, b.policy, lacp, &b.members)?,
+        Action::Wait(_) => return Ok(()),
         Action::SetPolicy(p) => msg::bond_set(name, *p)?,
         Action::AddMember(m) => msg::member_op(crate::attrs::Cmd::MemberAdd, name, m)?,
         Action::DelMember(d) => {
@@ -96,7 +98,8 @@ pub fn run(c: &mut Client, args: &ApplyArgs) -> Result<(), Error> {
                 None => None,
             };
             let current = running(c, &name)?;
-            let plan = config::plan(&cfg, current.as_ref(), lacp).map_err(Error::Local)?;
+            let plan = config::plan(&cfg, current.as_ref(), lacp, &rdma_device_exists)
+                .map_err(Error::Local)?;
             if plan.is_empty() {
                 println!("{name}: as configured");
             }

@@ -18,7 +18,10 @@
 //!
 //! [`plan`] compares it with the bond as BOND_GET reports it and lists the
 //! requests that close the gap, none when they already match: applying
-//! twice changes nothing the second time.
+//! twice changes nothing the second time. A member whose RDMA device is not
+//! there yet (at boot, HCAs come up one by one) is waited for, not an
+//! error: its arrival starts the unit, which applies the file again and
+//! adds it.
 
 use crate::attrs::{Mode, Policy, ECN_KNOBS};
 use crate::keywords::{self, BondAdd};
@@ -109,8 +112,11 @@ pub fn parse(name: &str, text: &str) -> Result<BondConfig, String> {
 /// One request of a plan.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Action {
-    /// BOND_NEW with the file's mode, policy, LACP source and members.
-    Create,
+    /// BOND_NEW with the file's mode, policy and LACP source, and those of
+    /// its members that are there.
+    Create(BondAdd),
+    /// No request: the member's device is not there yet.
+    Wait(String),
     /// BOND_SET.
     SetPolicy(Policy),
     /// MEMBER_ADD.
@@ -133,18 +139,33 @@ const DEFAULT_WEIGHT: u32 = 100;
 /// What `apply` must do to make `current` (BOND_GET's, `None`: no such
 /// bond) what `cfg` says. Settings the kernel cannot change on a live
 /// bond (its mode, its LACP source) are an error, not a silent rebuild.
+///
+/// `present` says whether an RDMA device exists: a member the bond does not
+/// have and whose device is absent is waited for ([`Action::Wait`]); one
+/// the bond has keeps its slot while its device is away (the kernel
+/// re-attaches it when it returns).
 pub fn plan(
     cfg: &BondConfig,
     current: Option<&Bond>,
     lacp_ifindex: Option<u32>,
+    present: &dyn Fn(&str) -> bool,
 ) -> Result<Vec<Action>, String> {
     let mut out = Vec::new();
     let Some(cur) = current else {
-        out.push(Action::Create);
+        let (here, away): (Vec<&MemberSpec>, Vec<&MemberSpec>) =
+            cfg.bond.members.iter().partition(|m| present(&m.ibdev));
+        out.extend(away.iter().map(|m| Action::Wait(m.ibdev.clone())));
+        if here.is_empty() {
+            return Ok(out);
+        }
+        out.push(Action::Create(BondAdd {
+            members: here.into_iter().cloned().collect(),
+            ..cfg.bond.clone()
+        }));
         if !cfg.ecn.is_empty() {
             out.push(Action::SetEcn(cfg.ecn.clone()));
         }
-        out.extend(pfc_actions(cfg, None));
+        out.extend(pfc_actions(cfg, None, present));
         return Ok(out);
     };
     let want_mode = cfg.bond.mode.unwrap_or(Mode::Rail);
@@ -173,7 +194,8 @@ pub fn plan(
     for w in &cfg.bond.members {
         let weight = w.weight.unwrap_or(DEFAULT_WEIGHT);
         match cur.members.iter().find(|m| m.ibdev == w.ibdev) {
-            None => out.push(Action::AddMember(w.clone())),
+            None if present(&w.ibdev) => out.push(Action::AddMember(w.clone())),
+            None => out.push(Action::Wait(w.ibdev.clone())),
             Some(m) if m.weight != Some(weight) => {
                 out.push(Action::SetWeight(w.ibdev.clone(), weight))
             }
@@ -189,20 +211,28 @@ pub fn plan(
     if !differ.is_empty() {
         out.push(Action::SetEcn(differ));
     }
-    out.extend(pfc_actions(cfg, Some(cur)));
+    out.extend(pfc_actions(cfg, Some(cur), present));
     Ok(out)
 }
 
 /// PFC requests: the bitmap, then the overrides (set where they differ,
-/// cleared on members the file gives none).
-fn pfc_actions(cfg: &BondConfig, cur: Option<&Bond>) -> Vec<Action> {
+/// cleared on members the file gives none) of the members the bond has or
+/// is about to get.
+fn pfc_actions(
+    cfg: &BondConfig,
+    cur: Option<&Bond>,
+    present: &dyn Fn(&str) -> bool,
+) -> Vec<Action> {
     let mut out = Vec::new();
     if let Some(b) = cfg.pfc_bitmap {
         if cur.is_none_or(|c| c.pfc_bitmap != Some(b)) {
             out.push(Action::SetPfc(b));
         }
     }
-    for w in &cfg.bond.members {
+    let joins = |ibdev: &str| {
+        present(ibdev) || cur.is_some_and(|c| c.members.iter().any(|m| m.ibdev == ibdev))
+    };
+    for w in cfg.bond.members.iter().filter(|w| joins(&w.ibdev)) {
         let want = cfg
             .pfc_overrides
             .iter()
@@ -226,7 +256,26 @@ fn pfc_actions(cfg: &BondConfig, cur: Option<&Bond>) -> Vec<Action> {
 /// that would do it.
 pub fn describe(name: &str, a: &Action) -> String {
     match a {
-        Action::Create => format!("bond add {name}"),
+        Action::Create(b) => {
+            let mut line = format!("bond add {name}");
+            if let Some(m) = b.mode {
+                line += &format!(" mode {m}");
+            }
+            if let Some(p) = b.policy {
+                line += &format!(" policy {p}");
+            }
+            for m in &b.members {
+                line += &format!(" member {}", m.ibdev);
+                if let Some(w) = m.weight {
+                    line += &format!(" weight {w}");
+                }
+            }
+            if let Some(l) = &b.lacp_source {
+                line += &format!(" lacp-source {l}");
+            }
+            line
+        }
+        Action::Wait(d) => format!("{name}: waiting for {d} (no such RDMA device yet)"),
         Action::SetPolicy(p) => format!("bond set {name} policy {p}"),
         Action::AddMember(m) => match m.weight {
             Some(w) => format!("member add {name} {} weight {w}", m.ibdev),
@@ -295,6 +344,10 @@ pfc member mlx5_1 override 0x0c
         }
     }
 
+    fn all(_: &str) -> bool {
+        true
+    }
+
     #[test]
     fn parses_the_documented_format() {
         let c = parse("mrbond0", FILE).expect("parses");
@@ -328,14 +381,14 @@ pfc member mlx5_1 override 0x0c
     #[test]
     fn nothing_to_do_when_it_matches() {
         let c = parse("mrbond0", FILE).expect("parses");
-        assert_eq!(plan(&c, Some(&running()), None), Ok(vec![]));
+        assert_eq!(plan(&c, Some(&running()), None, &all), Ok(vec![]));
     }
 
     #[test]
     fn creates_then_sets_knobs() {
         let c = parse("mrbond0", FILE).expect("parses");
-        let p = plan(&c, None, None).expect("plans");
-        assert_eq!(p[0], Action::Create);
+        let p = plan(&c, None, None, &all).expect("plans");
+        assert_eq!(p[0], Action::Create(c.bond.clone()));
         assert!(matches!(p[1], Action::SetEcn(_)));
         assert_eq!(p[2], Action::SetPfc(8));
         assert_eq!(
@@ -360,7 +413,7 @@ pfc member mlx5_1 override 0x0c
         if let Some(e) = b.ecn.as_mut() {
             e.0[ECN_KNOBS - 1] = Some(0);
         }
-        let p = plan(&c, Some(&b), None).expect("plans");
+        let p = plan(&c, Some(&b), None, &all).expect("plans");
         let lines: Vec<String> = p.iter().map(|a| describe("mrbond0", a)).collect();
         assert_eq!(
             lines,
@@ -376,12 +429,51 @@ pfc member mlx5_1 override 0x0c
     }
 
     #[test]
+    fn waits_for_members_not_there_yet() {
+        let c = parse("mrbond0", FILE).expect("parses");
+        let only0 = |d: &str| d == "mlx5_0";
+        let none = |_: &str| false;
+        let lines =
+            |p: Vec<Action>| -> Vec<String> { p.iter().map(|a| describe("mrbond0", a)).collect() };
+        // Nothing there: no bond yet, nothing to do but wait.
+        assert_eq!(
+            lines(plan(&c, None, None, &none).expect("plans")),
+            [
+                "mrbond0: waiting for mlx5_0 (no such RDMA device yet)",
+                "mrbond0: waiting for mlx5_1 (no such RDMA device yet)",
+            ]
+        );
+        // The first HCA up: the bond over it, mlx5_1's override later.
+        assert_eq!(
+            lines(plan(&c, None, None, &only0).expect("plans")),
+            [
+                "mrbond0: waiting for mlx5_1 (no such RDMA device yet)",
+                "bond add mrbond0 mode rail policy lqf member mlx5_0 weight 200",
+                "ecn set mrbond0 enable 1 tclass 104",
+                "pfc set mrbond0 bitmap 0x08",
+            ]
+        );
+        // Then the second: added with its override; a member the bond has
+        // keeps its slot while its device is away.
+        let mut b = running();
+        b.members.remove(1);
+        assert_eq!(
+            lines(plan(&c, Some(&b), None, &all).expect("plans")),
+            [
+                "member add mrbond0 mlx5_1",
+                "pfc set mrbond0 member mlx5_1 override 0x0c",
+            ]
+        );
+        assert_eq!(plan(&c, Some(&running()), None, &none), Ok(vec![]));
+    }
+
+    #[test]
     fn refuses_what_a_live_bond_cannot_change() {
         let c = parse("mrbond0", "mode active-backup\nmember mlx5_0\n").expect("parses");
-        assert!(plan(&c, Some(&running()), None)
+        assert!(plan(&c, Some(&running()), None, &all)
             .unwrap_err()
             .contains("delete the bond"));
         let c = parse("mrbond0", FILE).expect("parses");
-        assert!(plan(&c, Some(&running()), Some(7)).is_err());
+        assert!(plan(&c, Some(&running()), Some(7), &all).is_err());
     }
 }
