@@ -6,6 +6,9 @@
 KDIR ?= /lib/modules/$(shell uname -r)/build
 LLVM ?= -19
 KMAKE = $(MAKE) -C $(KDIR) M=$(CURDIR) LLVM=$(LLVM)
+# The version's one place is dkms.conf.
+MRBOND_VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"$$/\1/p' $(CURDIR)/dkms.conf)
+PREFIX ?= /usr
 
 all: modules
 
@@ -19,16 +22,15 @@ help:
 	@echo '  make clippy              the build with the kernel'"'"'s Clippy lints'
 	@echo '  make check               host tests of the policy core (cargo test)'
 	@echo '  make guest-install       install into the testbed guest'"'"'s module tree'
+	@echo '  make install-tools       mrbondctl to $$(PREFIX)/sbin, the systemd unit and the udev rule'
+	@echo '                           (DESTDIR= to stage them); make version: $(MRBOND_VERSION)'
 	@echo '  make clean'
 	@echo 'Testbed: bash tools/testbed/demo.sh, bash tools/testbed/run-tests.sh (README).'
 
 # A kernel that cannot load a Rust module fails here, with the reason,
 # rather than deep inside Kbuild.
 preflight:
-	@test -f $(KDIR)/Makefile || \
-		{ echo "rdma_mrbond: no kernel build tree at $(KDIR): install the kernel headers, or give KDIR=" >&2; exit 1; }
-	@grep -qx 'CONFIG_RUST=y' $(KDIR)/include/config/auto.conf 2>/dev/null || \
-		{ echo "rdma_mrbond: the kernel at $(KDIR) has no CONFIG_RUST=y, so it cannot load Rust modules" >&2; exit 1; }
+	@sh tools/install/preflight.sh $(KDIR)
 
 modules: preflight $(if $(filter 1,$(MRBOND_FAULT_INJECT)),rxe-dma-sources)
 	$(KMAKE) modules
@@ -51,7 +53,21 @@ guest-install: modules
 check:
 	cargo test --workspace
 
+version:
+	@echo $(MRBOND_VERSION)
+
+# The operator's side: the CLI, and what brings bonds back at boot.
+install-tools:
+	cargo build --release -p mrbondctl
+	install -D -m 0755 target/release/mrbondctl $(DESTDIR)$(PREFIX)/sbin/mrbondctl
+	install -D -m 0644 'tools/install/rdma-mrbond@.service' \
+		'$(DESTDIR)/lib/systemd/system/rdma-mrbond@.service'
+	install -D -m 0644 tools/install/90-rdma-mrbond.rules \
+		$(DESTDIR)/lib/udev/rules.d/90-rdma-mrbond.rules
+	install -d $(DESTDIR)/etc/rdma_mrbond
+
 clean:
 	$(KMAKE) clean
 
-.PHONY: all help preflight modules rxe-dma-sources modules_install clippy guest-install check clean
+.PHONY: all help preflight modules rxe-dma-sources modules_install clippy guest-install check \
+	version install-tools clean

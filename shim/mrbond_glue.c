@@ -373,3 +373,4 @@ void mrbond_glue_exit(void)
 }
 
 MODULE_ALIAS_RDMA_LINK("mrbond");
+MODULE_VERSION(MRBOND_VERSION);

@@ -8,6 +8,7 @@
 use std::path::Path;
 
 use crate::cli::ApplyArgs;
+use crate::cm_order;
 use crate::config::{self, Action, BondConfig};
 use crate::error::Error;
 use crate::msg::{self, Bond, MemberSpec};
@@ -26,6 +27,32 @@ fn running(c: &mut Client, name: &str) -> Result<Option<Bond>, Error> {
 
 fn rdma_device_exists(ibdev: &str) -> bool {
     Path::new("/sys/class/infiniband").join(ibdev).exists()
+}
+
+/// The systemd unit that applies bond `name`'s file.
+pub fn unit_of(name: &str) -> String {
+    format!("rdma-mrbond@{name}.service")
+}
+
+/// `--units-for IBDEV`: the units of the bonds whose files name `ibdev` as
+/// a member, on one line, for the udev rule's `SYSTEMD_WANTS`; nothing
+/// when no file names it. A file that does not parse is reported and
+/// skipped: the others' bonds still come up.
+pub fn print_units_for(args: &ApplyArgs, ibdev: &str) -> Result<(), Error> {
+    let mut units = Vec::new();
+    for (name, text) in files(args)? {
+        match config::parse(&name, &text) {
+            Ok(cfg) if cfg.bond.members.iter().any(|m| m.ibdev == ibdev) => {
+                units.push(unit_of(&name))
+            }
+            Ok(_) => {}
+            Err(e) => eprintln!("mrbondctl: {name}.conf: {e}"),
+        }
+    }
+    if !units.is_empty() {
+        println!("{}", units.join(" "));
+    }
+    Ok(())
 }
 
 /// The bond files to apply: those named, or every `*.conf` of the
@@ -82,6 +109,36 @@ fn execute(c: &mut Client, cfg: &BondConfig, lacp: Option<u32>, a: &Action) -> R
     c.request(req).map(drop)
 }
 
+/// Puts the bond ahead of the members rdma_cm would otherwise pick over it
+/// ([`cm_order`]); `cm-order leave` and a member that cannot be
+/// re-registered get a warning.
+fn bond_first(c: &mut Client, cfg: &BondConfig, dry_run: bool) -> Result<(), Error> {
+    let name = cfg.name.as_str();
+    let Some(index) = running(c, name)?.and_then(|b| b.ibdev_index) else {
+        return Ok(()); // not created yet (dry run, or no member there)
+    };
+    let members: Vec<String> = cfg.bond.members.iter().map(|m| m.ibdev.clone()).collect();
+    let class = Path::new("/sys/class/infiniband");
+    for ibdev in cm_order::ahead_of_bond(index, &cm_order::device_indices()?, &members) {
+        let how = cm_order::how(class, &ibdev);
+        let line = format!("{name}: {ibdev} is ahead of the bond in rdma_cm's device order");
+        match &how {
+            _ if cfg.cm_order_leave => {
+                eprintln!("mrbondctl: {line} (cm-order leave): connections by address may use it directly")
+            }
+            cm_order::Reregister::Unknown(why) => eprintln!(
+                "mrbondctl: {line}, and cannot be re-registered ({why}): connections by address may use it directly"
+            ),
+            _ if dry_run => println!("would: re-register {ibdev} ({line})"),
+            _ => {
+                println!("re-register {ibdev} ({line})");
+                cm_order::reregister(class, &ibdev, &how)?;
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Applies every file; a bond whose file is wrong or whose plan fails is
 /// reported and the others still applied; the exit status says whether
 /// all went.
@@ -113,7 +170,7 @@ pub fn run(c: &mut Client, args: &ApplyArgs) -> Result<(), Error> {
                     execute(c, &cfg, lacp, a)?;
                 }
             }
-            Ok::<(), Error>(())
+            bond_first(c, &cfg, args.dry_run)
         })();
         if let Err(e) = result {
             eprintln!("mrbondctl: {name}: {e}");

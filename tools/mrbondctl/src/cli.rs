@@ -86,6 +86,10 @@ pub struct ApplyArgs {
     /// Where the <bond>.conf files are
     #[arg(long, value_name = "DIR", default_value = "/etc/rdma_mrbond")]
     pub config_dir: std::path::PathBuf,
+    /// Print the units of the bonds whose files name this member RDMA
+    /// device, and do nothing else (the udev rule's helper)
+    #[arg(long, value_name = "IBDEV", conflicts_with_all = ["dry_run", "bonds"])]
+    pub units_for: Option<String>,
     /// Bonds to apply [every file in the directory]
     pub bonds: Vec<String>,
 }

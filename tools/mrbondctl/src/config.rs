@@ -14,7 +14,12 @@
 //! ecn enable on tclass 104
 //! pfc bitmap 0x08
 //! pfc member mlx5_1 override 0x0c
+//! cm-order bond-first
 //! ```
+//!
+//! `cm-order` says what apply does about members registered before the
+//! bond, which rdma_cm would pick over it ([`crate::cm_order`]):
+//! `bond-first` (the default) re-registers them, `leave` only warns.
 //!
 //! [`plan`] compares it with the bond as BOND_GET reports it and lists the
 //! requests that close the gap, none when they already match: applying
@@ -38,6 +43,8 @@ pub struct BondConfig {
     pub pfc_bitmap: Option<u32>,
     /// PFC overrides, (member, bitmap).
     pub pfc_overrides: Vec<(String, u32)>,
+    /// `cm-order leave`: members ahead of the bond are not re-registered.
+    pub cm_order_leave: bool,
 }
 
 /// Splits a line into words, without its comment.
@@ -97,6 +104,11 @@ pub fn parse(name: &str, text: &str) -> Result<BondConfig, String> {
                     None => {}
                 }
             }
+            Some("cm-order") => match w.get(1..).unwrap_or_default() {
+                [v] if v == "bond-first" => cfg.cm_order_leave = false,
+                [v] if v == "leave" => cfg.cm_order_leave = true,
+                _ => return Err(at("cm-order is bond-first or leave".into())),
+            },
             Some(other) => return Err(at(format!("unknown setting \"{other}\""))),
         }
     }
@@ -376,6 +388,15 @@ pfc member mlx5_1 override 0x0c
         assert!(parse("b", "mode rail\n").is_err()); // no member
         assert!(parse("b", "member r\npfc member s override 1\n").is_err());
         assert!(parse("b", "member r\npfc prio-pfc 3:on\n").is_err());
+        assert_eq!(
+            parse("b", "member r\ncm-order first\n").unwrap_err(),
+            "line 2: cm-order is bond-first or leave"
+        );
+        assert!(
+            parse("b", "member r\ncm-order leave\n")
+                .expect("parses")
+                .cm_order_leave
+        );
     }
 
     #[test]

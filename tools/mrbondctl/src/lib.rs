@@ -7,6 +7,7 @@
 pub mod apply;
 pub mod attrs;
 pub mod cli;
+pub mod cm_order;
 pub mod config;
 pub mod error;
 pub mod keywords;

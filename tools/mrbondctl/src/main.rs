@@ -374,6 +374,12 @@ fn run(cli: Cli) -> Result<(), Error> {
             return Ok(());
         }
     }
+    // udev's helper: runs before the module may be loaded, so no netlink.
+    if let Object::Apply(a) = &cli.object {
+        if let Some(ibdev) = &a.units_for {
+            return mrbondctl::apply::print_units_for(a, ibdev);
+        }
+    }
     let mut c = Client::connect()?;
     match cli.object {
         Object::Bond { cmd } => bond_cmd(&mut c, cmd, opts),
