@@ -130,6 +130,15 @@ check clippy-host cargo clippy --workspace --all-targets -- -D warnings
 check ynl-generated-code bash tools/ynl-regen.sh "$KDIR/src" --check
 check abi-generated-code bash tools/abi-regen.sh "$KBUILD" --check
 check kselftest-collection bash tools/testbed/kselftest-check.sh "$KDIR/src"
+# The install path (README, "Install on a host"): the module's preflight
+# refusing what cannot load it, the unit as systemd reads it, and the host
+# kernel's configuration step from Debian's own 6.12 configuration (the
+# package build itself takes hours on 2 cores: measured once, in the guide).
+check install-preflight bash tools/install/test-preflight.sh "$KBUILD"
+check install-systemd-unit bash tools/install/check-unit.sh
+check install-host-kernel-config bash tools/kernel/build-host-kernel.sh \
+	--config /usr/src/linux-config-6.12/config.amd64_none_amd64.xz --src "$KDIR/src" \
+	--out "$LOGDIR/host-kernel" --config-only
 
 # Host tests of the policy core: count cargo's own per-binary results.
 if cargo test --workspace >"$LOGDIR/cargo-test.log" 2>&1; then rc=0; else rc=1; fi
@@ -191,7 +200,9 @@ guest_suite_pair() {
 # (MRBOND_DEBUG_SUITES=0) all of them run here.
 DEBUG_SUITES=${MRBOND_DEBUG_SUITES:-1}
 ((DEBUG_SUITES)) && export MRBOND_STAGE=normal
-guest_suite t0-bench t0 selftests/rdma_mrbond/t0_single.sh 600
+# Side by side: bonds from configuration files (apply, the udev rule).
+guest_suite_pair "t0-bench t0 selftests/rdma_mrbond/t0_single.sh 600" \
+	"t0-install t0 selftests/rdma_mrbond/t0_install.sh 600"
 ((DEBUG_SUITES)) || guest_suite t0-control t0 selftests/rdma_mrbond/t0_control.sh 900
 # Two vCPUs: its race tests need both sides of a window to run at once.
 guest_suite t0-datapath t0 selftests/rdma_mrbond/t0_datapath.sh 1200 --cpus 2

@@ -157,9 +157,6 @@ pub fn run(c: &mut Client, args: &ApplyArgs) -> Result<(), Error> {
             let current = running(c, &name)?;
             let plan = config::plan(&cfg, current.as_ref(), lacp, &rdma_device_exists)
                 .map_err(Error::Local)?;
-            if plan.is_empty() {
-                println!("{name}: as configured");
-            }
             for a in &plan {
                 println!(
                     "{}{}",
@@ -169,6 +166,9 @@ pub fn run(c: &mut Client, args: &ApplyArgs) -> Result<(), Error> {
                 if !args.dry_run {
                     execute(c, &cfg, lacp, a)?;
                 }
+            }
+            if current.is_some() && plan.iter().all(|a| matches!(a, Action::Wait(_))) {
+                println!("{name}: as configured");
             }
             bond_first(c, &cfg, args.dry_run)
         })();

@@ -1,0 +1,119 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Topology T0, one guest: bonds from their configuration files, as a host
+# brings them back at boot. `mrbondctl apply` over a bond file whose second
+# member is not there yet (HCAs come up one by one), the bond put ahead of
+# its members in rdma_cm's device order, applying twice, a member arriving
+# and coming back, and the udev rule that starts the bond's unit when a
+# member device appears (tools/install/).
+. "$(dirname "$0")/lib.sh"
+
+CTL=${MRBOND_CTL:?path of mrbondctl}
+SYS=/sys/class/infiniband
+CONF=$TB_TMP/etc-rdma_mrbond  # stands for /etc/rdma_mrbond
+apply() { "$CTL" apply --config-dir "$CONF" "$@"; }
+member_attr() { cat "$SYS/mrbond0/mrbond/members/$1/$2"; }
+dev_index() { rdma -j dev show "$1" | jq -r '.[0].ifindex'; }
+
+setup() {
+	modprobe veth && modprobe rdma_rxe || return 1
+	ip link add i0 type veth peer name i1 || return 1
+	ip link add i2 type veth peer name i3 || return 1
+	for d in i0 i1 i2 i3; do ip link set "$d" up || return 1; done
+	# Registered before the bond, as an HCA is at boot.
+	rdma link add rxe0 type rxe netdev i0 || return 1
+	modprobe rdma_mrbond || return 1
+	mkdir -p "$CONF"
+	cat >"$CONF/mrbond0.conf" <<-EOF
+	# two rails; rxe1 comes later
+	mode rail
+	policy lqf
+	member rxe0 weight 200
+	member rxe1
+	EOF
+}
+
+# The bond over the member that is there, rxe1 waited for, and rxe0
+# registered again behind the bond.
+test_apply_creates() {
+	local out
+	out=$(apply 2>&1) || { echo "$out"; return 1; }
+	echo "$out"
+	grep -qx 'mrbond0: waiting for rxe1 (no such RDMA device yet)' <<<"$out" &&
+		grep -qx 'bond add mrbond0 mode rail policy lqf member rxe0 weight 200' <<<"$out" &&
+		grep -q '^re-register rxe0 ' <<<"$out" || return 1
+	[[ $(cat "$SYS/mrbond0/mrbond/policy") == lqf && $(member_attr rxe0 weight) == 200 ]] || return 1
+	wait_for 15 eval '[[ $(member_attr rxe0 state) == usable ]]' ||
+		{ echo "rxe0: $(member_attr rxe0 state) $(member_attr rxe0 reason)"; return 1; }
+	(($(dev_index rxe0) > $(dev_index mrbond0))) ||
+		{ echo "rxe0 still ahead: $(rdma dev show)"; return 1; }
+}
+
+# A second run changes nothing; --dry-run says so too.
+test_apply_idempotent() {
+	local before out
+	before=$(bond_config)
+	out=$(apply 2>&1) || { echo "$out"; return 1; }
+	echo "$out"
+	[[ $out == $'mrbond0: waiting for rxe1 (no such RDMA device yet)\nmrbond0: as configured' ]] ||
+		{ echo "second run did something"; return 1; }
+	[[ $(bond_config) == "$before" ]] || { echo "state changed"; return 1; }
+	out=$(apply --dry-run 2>&1) || return 1
+	! grep -q '^would' <<<"$out" || { echo "dry run: $out"; return 1; }
+}
+
+# rxe1 arrives (its unit runs apply): it joins, and stays through its
+# device going and coming back (the kernel keeps its slot).
+test_member_readd() {
+	local out
+	rdma link add rxe1 type rxe netdev i2 || return 1
+	out=$(apply 2>&1) || { echo "$out"; return 1; }
+	echo "$out"
+	grep -qx 'member add mrbond0 rxe1' <<<"$out" || return 1
+	wait_for 15 eval '[[ $(member_attr rxe1 state) == usable ]]' || return 1
+	rdma link del rxe1 && rdma link add rxe1 type rxe netdev i2 || return 1
+	wait_for 15 eval '[[ $(member_attr rxe1 state) == usable ]]' ||
+		{ echo "rxe1 after coming back: $(member_attr rxe1 state)"; return 1; }
+	out=$(apply 2>&1) || { echo "$out"; return 1; }
+	[[ $out == 'mrbond0: as configured' ]] || { echo "after the return: $out"; return 1; }
+}
+
+# The udev rule, as installed but pointing at this tree's mrbondctl and
+# configuration: a device a bond file names gets that bond's unit in
+# SYSTEMD_WANTS, one no file names gets none.
+test_udev_wants() {
+	local rules=/run/udev/rules.d/90-rdma-mrbond.rules rc=0
+	pgrep -x systemd-udevd >/dev/null || pgrep -f udevd >/dev/null ||
+		{ echo "no udevd in this guest"; return 1; }
+	mkdir -p /run/udev/rules.d
+	sed "s|/usr/sbin/mrbondctl apply|$CTL apply --config-dir $CONF|" \
+		"$MRBOND_ROOT/tools/install/90-rdma-mrbond.rules" >"$rules" || return 1
+	grep -q -- "--config-dir $CONF --units-for %k" "$rules" || { cat "$rules"; return 1; }
+	udevadm control --reload || return 1
+	echo "member rxe9" >"$CONF/mrbond9.conf"
+	rdma link add rxe9 type rxe netdev i1 && rdma link add rxe8 type rxe netdev i3 || rc=1
+	udevadm settle -t 30
+	udevadm info -q property "$SYS/rxe9" | grep -x 'SYSTEMD_WANTS=rdma-mrbond@mrbond9.service' ||
+		{ udevadm info -q property "$SYS/rxe9"; rc=1; }
+	! udevadm info -q property "$SYS/rxe8" | grep -q SYSTEMD_WANTS ||
+		{ echo "rxe8, in no file, got a unit"; rc=1; }
+	rm -f "$rules" "$CONF/mrbond9.conf"
+	udevadm control --reload
+	rdma link del rxe9; rdma link del rxe8
+	return $rc
+}
+
+ktap_header 6
+if ! out=$(setup 2>&1); then
+	echo "$out" | sed 's/^/# /'
+	echo "Bail out! setup failed"
+	exit 1
+fi
+run_test persist_apply_creates_bond test_apply_creates
+run_test persist_apply_idempotent test_apply_idempotent
+run_test persist_member_readd test_member_readd
+run_test persist_udev_wants test_udev_wants
+run_test bond_del eval '"$CTL" bond del mrbond0'
+run_test unload eval 'modprobe -r rdma_mrbond'
+ktap_totals
+[[ $KTAP_FAIL == 0 ]]

@@ -1,0 +1,96 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# build-host-kernel.sh [--config FILE] [--src DIR] [--out DIR] [--config-only]
+#
+# A distribution kernel that can load rdma_mrbond: the running kernel's
+# configuration (or FILE, e.g. Debian's linux-config-6.12) with the few
+# changes Rust modules need, built into installable Debian packages (image
+# and headers) whose headers carry what out-of-tree Rust modules compile
+# against. Debian's 6.12 kernels cannot load a Rust module: CONFIG_RUST is
+# off, and in 6.12 it depends on !MODVERSIONS, which Debian turns on.
+#
+#   --config FILE   the configuration to start from [/boot/config-$(uname -r)]
+#   --src DIR       a 6.12 kernel source tree [/usr/src/linux-source-6.12.tar.xz
+#                   extracted next to --out]
+#   --out DIR       the build directory and the packages' [./host-kernel]
+#   --config-only   stop after the configuration: print what changed, build
+#                   nothing (CI runs this; the build takes hours on 2 cores)
+set -euo pipefail
+. "$(dirname "$0")/../testbed/lib.sh"
+
+config=/boot/config-$(uname -r) src="" out=$PWD/host-kernel config_only=0
+while (($#)); do
+	case $1 in
+	--config) config=$2; shift 2 ;;
+	--src) src=$2; shift 2 ;;
+	--out) out=$2; shift 2 ;;
+	--config-only) config_only=1; shift ;;
+	*) echo "usage: $0 [--config FILE] [--src DIR] [--out DIR] [--config-only]" >&2; exit 2 ;;
+	esac
+done
+[[ -r $config ]] || tb_die "no configuration at $config (--config FILE; Debian's: apt install linux-config-6.12)"
+if [[ -z $src ]]; then
+	src=$out.src
+	if [[ ! -f $src/Makefile ]]; then
+		[[ -r $KSRC_TARBALL ]] || tb_die "no kernel source: --src DIR, or apt install linux-source-6.12"
+		tb_log "extracting $KSRC_TARBALL into $src"
+		mkdir -p "$src"
+		tar -xf "$KSRC_TARBALL" -C "$src" --strip-components=1
+	fi
+fi
+[[ -f $src/Makefile ]] || tb_die "no kernel source at $src"
+version=$(make -s -C "$src" kernelversion)
+[[ $version == 6.12.* ]] || tb_die "kernel source $version: rdma_mrbond targets 6.12"
+
+mkdir -p "$out"
+MAKE=(make -C "$src" O="$out" LLVM="$LLVM_SUFFIX")
+case $config in
+*.xz) xz -dc "$config" >"$out/.config" ;;
+*) cp "$config" "$out/.config" ;;
+esac
+cp "$out/.config" "$out/config.orig"
+"${MAKE[@]}" rustavailable >/dev/null || tb_die "the Rust toolchain is not usable for $version (make rustavailable)"
+# What Rust modules need in 6.12 (init/Kconfig, config RUST), and what
+# rdma_mrbond needs beside them (tools/install/preflight.sh checks the same).
+# The kernel is built with clang, as Rust's bindgen wants; a module must
+# then be built with the same LLVM (the Makefile's LLVM=).
+"$src/scripts/config" --file "$out/.config" \
+	--disable MODVERSIONS \
+	--disable RANDSTRUCT_FULL --disable RANDSTRUCT_PERFORMANCE --enable RANDSTRUCT_NONE \
+	--enable RUST \
+	--module INFINIBAND --module INFINIBAND_USER_ACCESS --enable INFINIBAND_ADDR_TRANS \
+	--enable DCB --module RDMA_RXE \
+	--set-str LOCALVERSION "-mrbond" --set-str SYSTEM_TRUSTED_KEYS "" --set-str SYSTEM_REVOCATION_KEYS ""
+"${MAKE[@]}" olddefconfig >/dev/null
+missing=()
+for want in RUST RANDSTRUCT_NONE DCB; do
+	grep -qx "CONFIG_$want=y" "$out/.config" || missing+=("CONFIG_$want=y")
+done
+for want in INFINIBAND INFINIBAND_USER_ACCESS; do
+	grep -Eqx "CONFIG_$want=[ym]" "$out/.config" || missing+=("CONFIG_$want=m")
+done
+grep -q '^CONFIG_MODVERSIONS=y' "$out/.config" && missing+=("# CONFIG_MODVERSIONS is not set")
+if ((${#missing[@]})); then
+	# RUST's other dependencies (BTF needs pahole >= 1.24, CFI, ...) show here.
+	tb_die "olddefconfig did not keep: ${missing[*]} (see init/Kconfig, config RUST)"
+fi
+echo "configuration changes against $config:"
+"$src/scripts/diffconfig" "$out/config.orig" "$out/.config" | sed 's/^/  /'
+((config_only)) && { echo "configured in $out (--config-only: nothing built)"; exit 0; }
+
+tb_log "building Debian packages of $version in $out (hours on 2 cores)"
+"${MAKE[@]}" -j"$(nproc)" bindeb-pkg
+# 6.12's headers package (scripts/package/install-extmod-build) carries no
+# Rust: add what rustc reads when it compiles an out-of-tree module (the
+# kernel crates' metadata, the macros crate, the target specification).
+headers=$(ls "$out"/../linux-headers-*-mrbond_*.deb | tail -n 1)
+tmp=$(mktemp -d)
+dpkg-deb -R "$headers" "$tmp"
+dest=$(find "$tmp/usr/src" -maxdepth 1 -name 'linux-headers-*' | head -n 1)
+mkdir -p "$dest/rust"
+cp "$out"/rust/*.rmeta "$out"/rust/libmacros.so "$dest/rust/"
+cp "$out/scripts/target.json" "$dest/scripts/" 2>/dev/null || true
+dpkg-deb -b "$tmp" "$headers" >/dev/null
+rm -rf "$tmp"
+echo "packages (install both, then reboot into $version-mrbond):"
+ls "$out"/../linux-image-*-mrbond_*.deb "$headers"
