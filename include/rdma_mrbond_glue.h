@@ -126,6 +126,7 @@ void mrbond_netlink_set_ctx(void *ctx);
  */
 int mrbond_rs_ib_device_added(void *ctx, struct ib_device *dev);
 void mrbond_rs_ib_device_removed(void *ctx, struct ib_device *dev);
+void mrbond_rs_ib_device_renamed(void *ctx, struct ib_device *dev);
 /* .remove of one of our vdevs: the core unregisters it (`rdma link del`). */
 void mrbond_rs_vdev_unregistering(void *ctx, struct ib_device *dev);
 /* Returns the delay in ms until the next evaluation is due, 0 for none. */

@@ -145,10 +145,21 @@ static void mrbond_client_remove(struct ib_device *dev, void *client_data)
 	mrbond_event();
 }
 
+/*
+ * Called with the core's device list locked: the Rust side only marks the
+ * rename and kicks the ordered work, which follows it.
+ */
+static void mrbond_client_rename(struct ib_device *dev, void *client_data)
+{
+	if (!mrbond_is_vdev(dev))
+		mrbond_rs_ib_device_renamed(mrbond_ctx, dev);
+}
+
 static struct ib_client mrbond_client = {
 	.name = "rdma_mrbond",
 	.add = mrbond_client_add,
 	.remove = mrbond_client_remove,
+	.rename = mrbond_client_rename,
 };
 
 /* ---- member ports' events: re-evaluate ---- */

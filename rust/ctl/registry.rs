@@ -5,6 +5,8 @@
 
 #![deny(unsafe_code)]
 
+use core::sync::atomic::{AtomicBool, Ordering};
+
 use kernel::{
     c_str, new_mutex,
     prelude::*,
@@ -60,6 +62,9 @@ pub(crate) struct Registry {
     /// sysfs removal or anything that takes RTNL.
     #[pin]
     inner: Mutex<RegistryInner>,
+    /// A device was renamed since the last evaluation pass, which follows
+    /// it ([`Self::follow_renames`]).
+    renamed: AtomicBool,
 }
 
 impl Registry {
@@ -74,7 +79,117 @@ impl Registry {
                 },
                 "mrbond:registry"
             ),
+            renamed: AtomicBool::new(false),
         })
+    }
+
+    /// `ib_client.rename`: a device took a new name (`rdma dev set DEV name
+    /// NEW`; rdma-core's stable names at boot). The core calls this with
+    /// its device list locked, under which a member's sysfs directory must
+    /// not be replaced: the ordered work follows it ([`Self::follow_renames`]).
+    pub(crate) fn device_renamed(&self) {
+        self.renamed.store(true, Ordering::Release);
+        ffi::kick();
+    }
+
+    /// Members are named by their devices: a member takes its device's new
+    /// name (and its sysfs directory with it), and an absent member whose
+    /// name a device not in any bond now has gets that device back, as if
+    /// it had just registered under it.
+    fn follow_renames(&self) {
+        if !self.renamed.swap(false, Ordering::AcqRel) {
+            return;
+        }
+        let bonds = self.bonds();
+        for bond in bonds.iter().flatten() {
+            let mut renamed: [Option<Name>; MAX_MEMBERS] = [None; MAX_MEMBERS];
+            {
+                let st = &mut *bond.state.lock();
+                for (member, new) in st.members.iter_mut().zip(renamed.iter_mut()) {
+                    let Some(member) = member else { continue };
+                    let Some(dev) = member.dev.as_ref() else {
+                        continue;
+                    };
+                    if dev.name().as_bytes() == member.name.as_bytes() {
+                        continue;
+                    }
+                    if let Some(name) = Name::new(dev.name().as_bytes()) {
+                        pr_info!(
+                            "member {} is now {}\n",
+                            member.name.as_cstr(),
+                            name.as_cstr()
+                        );
+                        member.name = name;
+                        *new = Some(name);
+                    }
+                }
+            }
+            if renamed.iter().all(Option::is_none) {
+                continue;
+            }
+            // The old directory goes with no lock held (its removal waits for
+            // running stores, which may take the vdev lock); the new one
+            // comes under the vdev lock, as a new member's does.
+            let slots = renamed
+                .iter()
+                .enumerate()
+                .filter_map(|(slot, name)| Some((u32::try_from(slot).ok()?, name.as_ref()?)));
+            if let Some(v) = bond.vdev_ref() {
+                for (slot, _) in slots.clone() {
+                    v.sysfs_member_del(slot);
+                }
+            }
+            if let Some(v) = bond.vdev.lock().as_ref() {
+                for (slot, name) in slots {
+                    let _ = v.sysfs_member_add(slot, name.as_cstr());
+                }
+            }
+            bond.announce_change(bond_change::MEMBER_SET);
+        }
+        self.rejoin_renamed_devices();
+    }
+
+    /// The absent members a device now answers to by name, unless that
+    /// device is a member already.
+    fn rejoin_renamed_devices(&self) {
+        let inner = &mut *self.inner.lock();
+        // One bond's state at a time: which devices are members.
+        let mut taken = [false; MAX_DEVICES];
+        for bond in inner.bonds.iter().flatten() {
+            let st = bond.state.lock();
+            for m in st.members.iter().flatten() {
+                let Some(md) = m.dev.as_ref() else { continue };
+                for (d, t) in inner.devices.iter().zip(taken.iter_mut()) {
+                    if d.as_ref().is_some_and(|d| md.same(d.as_raw())) {
+                        *t = true;
+                    }
+                }
+            }
+        }
+        for bond in inner.bonds.iter().flatten() {
+            let mut st = bond.state.lock();
+            let mut renewed = [false; MAX_MEMBERS];
+            for (member, r) in st.members.iter_mut().zip(renewed.iter_mut()) {
+                let Some(member) = member else { continue };
+                if member.dev.is_some() {
+                    continue;
+                }
+                let free = inner.devices.iter().zip(taken.iter_mut()).find(|(d, t)| {
+                    !**t && d
+                        .as_ref()
+                        .is_some_and(|d| d.name().as_bytes() == member.name.as_bytes())
+                });
+                if let Some((Some(dev), t)) = free {
+                    pr_info!("member {} is back (renamed to it)\n", dev.name());
+                    member.dev = Some(dev.duplicate());
+                    *t = true;
+                    *r = true;
+                }
+            }
+            for (slot, _) in renewed.iter().enumerate().filter(|(_, r)| **r) {
+                st.device_renewed(slot);
+            }
+        }
     }
 
     /// `ib_client.add`: remember the device; rejoin bond slots of its name.
@@ -203,6 +318,7 @@ impl Registry {
     /// One pass of the ordered workqueue; returns the delay in ms until the
     /// next debounce deadline (0 for none).
     pub(crate) fn evaluate(&self, event_ns: u64) -> u32 {
+        self.follow_renames();
         let bonds = self.bonds();
         let now = ffi::now_ns();
         let mut next: Option<u64> = None;

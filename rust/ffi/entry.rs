@@ -238,6 +238,20 @@ pub(crate) unsafe extern "C" fn mrbond_rs_ib_device_removed(
     unsafe { registry(ctx) }.device_removed(dev);
 }
 
+/// `ib_client.rename`: a member device (or a candidate) took a new name.
+///
+/// # Safety
+///
+/// Called only by the glue's `ib_client.rename` with its context.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn mrbond_rs_ib_device_renamed(
+    ctx: *mut c_void,
+    _dev: *mut RawIbDevice,
+) {
+    // SAFETY: the glue passes its live context.
+    unsafe { registry(ctx) }.device_renamed();
+}
+
 /// The ordered work item: re-evaluates every member; returns the delay in ms
 /// until the next debounce deadline, 0 for none.
 ///

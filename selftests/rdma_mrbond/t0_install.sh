@@ -78,6 +78,30 @@ test_member_readd() {
 	[[ $out == 'mrbond0: as configured' ]] || { echo "after the return: $out"; return 1; }
 }
 
+# A member's device renamed (`rdma dev set`, as rdma-core's stable naming
+# does at boot): the member follows, its sysfs directory with it; an absent
+# member gets back a device renamed to its name.
+test_rename_followed() {
+	local m=$SYS/mrbond0/mrbond/members
+	rdma dev set rxe1 name rxr1 || return 1
+	wait_for 10 eval '[[ -d $m/rxr1 ]]' || { echo "members/: $(ls "$m")"; return 1; }
+	[[ ! -e $m/rxe1 ]] || { echo "members/rxe1 still there"; return 1; }
+	[[ $(cat "$SYS/mrbond0/mrbond/member_list") == "rxe0 rxr1" ]] ||
+		{ echo "member_list: $(cat "$SYS/mrbond0/mrbond/member_list")"; return 1; }
+	[[ $(member_attr rxr1 state) == usable ]] || { echo "rxr1: $(member_attr rxr1 state)"; return 1; }
+	"$CTL" member show mrbond0 rxr1 | grep -q '^    rxr1 ' || { "$CTL" member show mrbond0; return 1; }
+	dmesg | grep -q 'rdma_mrbond: member rxe1 is now rxr1' || return 1
+	rdma dev set rxr1 name rxe1 || return 1
+	wait_for 10 eval '[[ -d $m/rxe1 ]]' || { echo "members/: $(ls "$m")"; return 1; }
+	rdma link del rxe1 || return 1
+	wait_for 10 eval '[[ $(member_attr rxe1 reason) == device-absent ]]' || return 1
+	rdma link add rxz type rxe netdev i2 && rdma dev set rxz name rxe1 || return 1
+	wait_for 15 eval '[[ $(member_attr rxe1 state) == usable ]]' ||
+		{ echo "rxe1: $(member_attr rxe1 state) $(member_attr rxe1 reason)"; return 1; }
+	dmesg | grep -q 'rdma_mrbond: member rxe1 is back (renamed to it)' || return 1
+	[[ $(apply 2>&1) == 'mrbond0: as configured' ]] || { apply; return 1; }
+}
+
 # The udev rule, as installed but pointing at this tree's mrbondctl and
 # configuration: a device a bond file names gets that bond's unit in
 # SYSTEMD_WANTS, one no file names gets none.
@@ -103,7 +127,7 @@ test_udev_wants() {
 	return $rc
 }
 
-ktap_header 6
+ktap_header 7
 if ! out=$(setup 2>&1); then
 	echo "$out" | sed 's/^/# /'
 	echo "Bail out! setup failed"
@@ -112,6 +136,7 @@ fi
 run_test persist_apply_creates_bond test_apply_creates
 run_test persist_apply_idempotent test_apply_idempotent
 run_test persist_member_readd test_member_readd
+run_test rename_followed test_rename_followed
 run_test persist_udev_wants test_udev_wants
 run_test bond_del eval '"$CTL" bond del mrbond0'
 run_test unload eval 'modprobe -r rdma_mrbond'
