@@ -127,7 +127,27 @@ test_udev_wants() {
 	return $rc
 }
 
-ktap_header 7
+# The module as DKMS built it (tools/install/test-dkms.sh, run by the test
+# command before this suite: MRBOND_DKMS_KO), loaded in place of the test
+# build: its version is dkms.conf's, it has no fault-injection points, and
+# it makes a bond.
+test_modprobe_after_dkms() {
+	local ko=${MRBOND_DKMS_KO:-}
+	[[ -f $ko ]] || { echo "no DKMS-built module (MRBOND_DKMS_KO=$ko)"; return 1; }
+	rmmod rdma_mrbond || return 1
+	insmod "$ko" || return 1
+	local want
+	want=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"$/\1/p' "$MRBOND_ROOT/dkms.conf")
+	[[ $(cat /sys/module/rdma_mrbond/version) == "$want" ]] ||
+		{ echo "version $(cat /sys/module/rdma_mrbond/version), dkms.conf says $want"; return 1; }
+	mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
+	[[ ! -e /sys/kernel/debug/rdma_mrbond/inject ]] || { echo "fault injection in a DKMS build"; return 1; }
+	"$CTL" bond add mrbond7 member rxe0 member rxe1 || return 1
+	wait_for 15 eval '[[ $(cat $SYS/mrbond7/mrbond/members/rxe0/state) == usable ]]' || return 1
+	"$CTL" bond del mrbond7 && rmmod rdma_mrbond
+}
+
+ktap_header 8
 if ! out=$(setup 2>&1); then
 	echo "$out" | sed 's/^/# /'
 	echo "Bail out! setup failed"
@@ -139,6 +159,7 @@ run_test persist_member_readd test_member_readd
 run_test rename_followed test_rename_followed
 run_test persist_udev_wants test_udev_wants
 run_test bond_del eval '"$CTL" bond del mrbond0'
-run_test unload eval 'modprobe -r rdma_mrbond'
+run_test unload eval 'rmmod rdma_mrbond'
+run_test install_modprobe_after_dkms test_modprobe_after_dkms
 ktap_totals
 [[ $KTAP_FAIL == 0 ]]

@@ -13,7 +13,7 @@ DEB_PACKAGES=(
 	kmod busybox-static iproute2 rdma-core ibverbs-utils rdmacm-utils
 	perftest nvme-cli fio tcpdump make xz-utils cpio socat jq python3-pip
 	nfs-kernel-server nfs-common rpcbind rsync patch python3-matplotlib
-	prometheus linux-config-6.12 systemd udev
+	prometheus linux-config-6.12 systemd udev dkms
 )
 
 log() { printf 'install-deps: %s\n' "$*" >&2; }

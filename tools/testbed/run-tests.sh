@@ -135,6 +135,10 @@ check kselftest-collection bash tools/testbed/kselftest-check.sh "$KDIR/src"
 # kernel's configuration step from Debian's own 6.12 configuration (the
 # package build itself takes hours on 2 cores: measured once, in the guide).
 check install-preflight bash tools/install/test-preflight.sh "$KBUILD"
+# DKMS add and build from a copy of the tree; the T0 install suite loads
+# what it built (install_modprobe_after_dkms).
+check install_dkms_build bash tools/install/test-dkms.sh "$KBUILD" "$LOGDIR/dkms"
+export MRBOND_DKMS_KO=$LOGDIR/dkms/rdma_mrbond.ko
 check install-systemd-unit bash tools/install/check-unit.sh
 check install-host-kernel-config bash tools/kernel/build-host-kernel.sh \
 	--config /usr/src/linux-config-6.12/config.amd64_none_amd64.xz --src "$KDIR/src" \
