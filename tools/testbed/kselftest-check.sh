@@ -15,8 +15,9 @@ trap 'rm -rf "$out"' EXIT
 make -s -C "$DIR" KSRC="$KSRC" install INSTALL_PATH="$out"
 rc=0
 emitted=$(make -s -C "$DIR" KSRC="$KSRC" emit_tests COLLECTION=rdma_mrbond)
-mapfile -t run < <(sed -n 's/^[[:space:]]*guest_suite .* \(selftests\/rdma_mrbond\/[^ ]*\.sh\) .*/\1/p' \
-	"$ROOT/tools/testbed/run-tests.sh" | xargs -n1 basename | sort -u)
+# Every suite the test command names (guest_suite, guest_suite_pair).
+mapfile -t run < <(grep -o 'selftests/rdma_mrbond/[a-z0-9_]*\.sh' "$ROOT/tools/testbed/run-tests.sh" |
+	xargs -n1 basename | sort -u)
 for suite in "${run[@]}"; do
 	[[ -x $out/$suite ]] || { echo "$suite: run by CI, not installed as a TEST_PROGS"; rc=1; }
 	grep -qx "rdma_mrbond:$suite" <<<"$emitted" || { echo "$suite: not in emit_tests"; rc=1; }
