@@ -147,7 +147,28 @@ test_modprobe_after_dkms() {
 	"$CTL" bond del mrbond7 && rmmod rdma_mrbond
 }
 
-ktap_header 7
+# What systemd runs for rdma-mrbond@mrbond0.service, read from the unit
+# (ExecStartPre, ExecStart, %i given), with the module not loaded, as at
+# boot: the module loads and the bond comes from its file. (This guest's
+# init is not systemd; the unit's syntax is checked on the host by
+# tools/install/check-unit.sh.)
+test_unit_commands() {
+	local unit=$MRBOND_ROOT/tools/install/rdma-mrbond@.service line cmd
+	! grep -q '^rdma_mrbond ' /proc/modules || rmmod rdma_mrbond || return 1
+	grep -qx 'ConditionPathExists=/etc/rdma_mrbond/%i.conf' "$unit" || return 1
+	while IFS= read -r line; do
+		cmd=${line#*=}
+		cmd=${cmd//%i/mrbond0}
+		cmd=${cmd/\/usr\/sbin\/mrbondctl apply/$CTL apply --config-dir $CONF}
+		echo "+ $cmd"
+		$cmd || return 1
+	done < <(grep -E '^ExecStart(Pre)?=' "$unit")
+	[[ $(cat "$SYS/mrbond0/mrbond/member_list") == "rxe0 rxe1" ]] || return 1
+	wait_for 15 eval '[[ $(member_attr rxe1 state) == usable ]]' || return 1
+	"$CTL" bond del mrbond0 && rmmod rdma_mrbond
+}
+
+ktap_header 8
 if ! out=$(setup 2>&1); then
 	echo "$out" | sed 's/^/# /'
 	echo "Bail out! setup failed"
@@ -160,5 +181,6 @@ run_test rename_followed test_rename_followed
 run_test persist_udev_wants test_udev_wants
 run_test bond_del eval '"$CTL" bond del mrbond0'
 run_test install_modprobe_after_dkms test_modprobe_after_dkms
+run_test persist_unit_commands_create_bond test_unit_commands
 ktap_totals
 [[ $KTAP_FAIL == 0 ]]
