@@ -158,9 +158,14 @@ pub fn run(c: &mut Client, args: &ApplyArgs) -> Result<(), Error> {
             let plan = config::plan(&cfg, current.as_ref(), lacp, &rdma_device_exists)
                 .map_err(Error::Local)?;
             for a in &plan {
+                let request = !matches!(a, Action::Wait(_));
                 println!(
                     "{}{}",
-                    if args.dry_run { "would: " } else { "" },
+                    if args.dry_run && request {
+                        "would: "
+                    } else {
+                        ""
+                    },
                     config::describe(&name, a)
                 );
                 if !args.dry_run {

@@ -25,8 +25,10 @@
 //! requests that close the gap, none when they already match: applying
 //! twice changes nothing the second time. A member whose RDMA device is not
 //! there yet (at boot, HCAs come up one by one) is waited for, not an
-//! error: its arrival starts the unit, which applies the file again and
-//! adds it.
+//! error: its arrival starts the unit, which applies the file again. A rail
+//! bond, whose ports are fixed when it is registered, is created once all
+//! its members are there; an active-backup bond over those that are, the
+//! others added as they come.
 
 use crate::attrs::{Mode, Policy, ECN_KNOBS};
 use crate::keywords::{self, BondAdd};
@@ -167,7 +169,11 @@ pub fn plan(
         let (here, away): (Vec<&MemberSpec>, Vec<&MemberSpec>) =
             cfg.bond.members.iter().partition(|m| present(&m.ibdev));
         out.extend(away.iter().map(|m| Action::Wait(m.ibdev.clone())));
-        if here.is_empty() {
+        // A rail bond has a port per member, fixed when it is registered:
+        // it waits for all of them. An active-backup bond (one port) starts
+        // with those there and takes the others as they come.
+        let whole = cfg.bond.mode.unwrap_or(Mode::Rail) != Mode::Rail || away.is_empty();
+        if here.is_empty() || !whole {
             return Ok(out);
         }
         out.push(Action::Create(BondAdd {
@@ -464,12 +470,19 @@ pfc member mlx5_1 override 0x0c
                 "mrbond0: waiting for mlx5_1 (no such RDMA device yet)",
             ]
         );
-        // The first HCA up: the bond over it, mlx5_1's override later.
+        // The first HCA up: a rail bond waits for its second port.
         assert_eq!(
             lines(plan(&c, None, None, &only0).expect("plans")),
+            ["mrbond0: waiting for mlx5_1 (no such RDMA device yet)"]
+        );
+        // An active-backup one starts over it; mlx5_1's override comes later.
+        let ab =
+            parse("mrbond0", &FILE.replace("mode rail", "mode active-backup")).expect("parses");
+        assert_eq!(
+            lines(plan(&ab, None, None, &only0).expect("plans")),
             [
                 "mrbond0: waiting for mlx5_1 (no such RDMA device yet)",
-                "bond add mrbond0 mode rail policy lqf member mlx5_0 weight 200",
+                "bond add mrbond0 mode active-backup policy lqf member mlx5_0 weight 200",
                 "ecn set mrbond0 enable 1 tclass 104",
                 "pfc set mrbond0 bitmap 0x08",
             ]
