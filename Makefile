@@ -11,7 +11,6 @@ KMAKE = $(MAKE) -C $(KDIR) M=$(CURDIR) LLVM=$(LLVM) \
 	$(if $(filter -%,$(LLVM)),CC=clang$(LLVM) LD=ld.lld$(LLVM))
 # The version's one place is dkms.conf.
 MRBOND_VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"$$/\1/p' $(CURDIR)/dkms.conf)
-PREFIX ?= /usr
 
 all: modules
 
@@ -25,8 +24,8 @@ help:
 	@echo '  make clippy              the build with the kernel'"'"'s Clippy lints'
 	@echo '  make check               host tests of the policy core (cargo test)'
 	@echo '  make guest-install       install into the testbed guest'"'"'s module tree'
-	@echo '  make install-tools       mrbondctl to $$(PREFIX)/sbin, the systemd unit and the udev rule'
-	@echo '                           (DESTDIR= to stage them); make version: $(MRBOND_VERSION)'
+	@echo '  make install-tools       make -C tools install: mrbondctl, mrbond-exporter, the systemd'
+	@echo '                           units and the udev rule (PREFIX=, DESTDIR=); make version: $(MRBOND_VERSION)'
 	@echo '  make clean'
 	@echo 'Testbed: bash tools/testbed/demo.sh, bash tools/testbed/run-tests.sh (README).'
 
@@ -59,18 +58,10 @@ check:
 version:
 	@echo $(MRBOND_VERSION)
 
-# The operator's side: the CLI, and what brings bonds back at boot.
+# The operator's side: the CLI, the exporter, and what brings bonds back
+# at boot (tools/Makefile).
 install-tools:
-	cargo build --release -p mrbondctl
-	install -D -m 0755 target/release/mrbondctl $(DESTDIR)$(PREFIX)/sbin/mrbondctl
-	install -D -m 0644 'tools/install/rdma-mrbond@.service' \
-		'$(DESTDIR)/lib/systemd/system/rdma-mrbond@.service'
-	install -D -m 0644 tools/install/90-rdma-mrbond.rules \
-		$(DESTDIR)/lib/udev/rules.d/90-rdma-mrbond.rules
-	install -d $(DESTDIR)/etc/rdma_mrbond
-
-clean:
-	$(KMAKE) clean
+	$(MAKE) -C tools install
 
 .PHONY: all help preflight modules rxe-dma-sources modules_install clippy guest-install check \
 	version install-tools clean

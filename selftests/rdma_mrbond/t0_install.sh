@@ -117,7 +117,7 @@ test_udev_wants() {
 	pgrep -x systemd-udevd >/dev/null || pgrep -f udevd >/dev/null ||
 		{ echo "no udevd in this guest"; return 1; }
 	mkdir -p /run/udev/rules.d
-	sed "s|/usr/sbin/mrbondctl apply|$CTL apply --config-dir $CONF|" \
+	sed "s|/usr/local/bin/mrbondctl apply|$CTL apply --config-dir $CONF|" \
 		"$MRBOND_ROOT/tools/install/90-rdma-mrbond.rules" >"$rules" || return 1
 	grep -q -- "--config-dir $CONF --units-for %k" "$rules" || { cat "$rules"; return 1; }
 	udevadm control --reload || return 1
@@ -167,7 +167,7 @@ test_unit_commands() {
 	while IFS= read -r line; do
 		cmd=${line#*=}
 		cmd=${cmd//%i/mrbond0}
-		cmd=${cmd/\/usr\/sbin\/mrbondctl apply/$CTL apply --config-dir $CONF}
+		cmd=${cmd/\/usr\/local\/bin\/mrbondctl apply/$CTL apply --config-dir $CONF}
 		echo "+ $cmd"
 		$cmd || return 1
 	done < <(grep -E '^ExecStart(Pre)?=' "$unit")

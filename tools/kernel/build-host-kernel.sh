@@ -74,6 +74,8 @@ if ((${#missing[@]})); then
 	# RUST's other dependencies (BTF needs pahole >= 1.24, CFI, ...) show here.
 	tb_die "olddefconfig did not keep: ${missing[*]} (see init/Kconfig, config RUST)"
 fi
+grep -q '^CONFIG_PAHOLE_VERSION=0$' "$out/.config" &&
+	echo "note: no pahole here, so BTF (and what needs it) is off; apt install dwarves keeps it"
 echo "configuration changes against $config:"
 "$src/scripts/diffconfig" "$out/config.orig" "$out/.config" | sed 's/^/  /'
 ((config_only)) && { echo "configured in $out (--config-only: nothing built)"; exit 0; }

@@ -106,6 +106,11 @@ tools_install_check() {
 	[[ $out == *show* && $out == *set* ]] || { echo "bash completes 'mrbondctl pfc' to '$out'"; return 1; }
 	head -n 1 "$root/usr/local/share/zsh/site-functions/_mrbondctl" | grep -qx '#compdef mrbondctl' ||
 		{ echo "the zsh completion has no #compdef line"; return 1; }
+	# Bonds at boot: the unit and the rule, pointing at the installed CLI.
+	grep -qx 'ExecStart=/usr/local/bin/mrbondctl apply %i' "$root/etc/systemd/system/rdma-mrbond@.service" &&
+		grep -q 'PROGRAM="/usr/local/bin/mrbondctl apply --units-for %k"' \
+			"$root/etc/udev/rules.d/90-rdma-mrbond.rules" && [[ -d $root/etc/rdma_mrbond ]] ||
+		{ echo "rdma-mrbond@.service, its udev rule or /etc/rdma_mrbond not installed"; return 1; }
 }
 
 # Test build: the race tests need the fault-injection points.
