@@ -57,10 +57,12 @@ KDIR=$(bash tools/testbed/build-kernel.sh) || { record guest-kernel 0 1; finish;
 tb_log "guest kernel ready in $((SECONDS - start)) s: $KDIR"
 KBUILD=$KDIR/build
 
-# The module's sources, copied to $1 for a build against another kernel.
+# The module's sources, copied to $1 for a build against another kernel
+# (with dkms.conf, the version's place, and the Makefile's preflight).
 module_sources() {
 	rm -rf "$1" && mkdir -p "$1" &&
-		git ls-files -z Kbuild Makefile rust shim verbs include selftests |
+		git ls-files -z Kbuild Makefile dkms.conf tools/install/preflight.sh rust shim verbs \
+			include selftests |
 		xargs -0 cp --parents -t "$1"
 }
 
