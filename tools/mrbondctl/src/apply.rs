@@ -39,6 +39,10 @@ pub fn unit_of(name: &str) -> String {
 /// when no file names it. A file that does not parse is reported and
 /// skipped: the others' bonds still come up.
 pub fn print_units_for(args: &ApplyArgs, ibdev: &str) -> Result<(), Error> {
+    // No directory, no bonds: udev asks about every RDMA device.
+    if !args.config_dir.is_dir() {
+        return Ok(());
+    }
     let mut units = Vec::new();
     for (name, text) in files(args)? {
         match config::parse(&name, &text) {
