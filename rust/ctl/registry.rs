@@ -15,7 +15,7 @@ use kernel::{
 };
 
 use crate::{
-    ctl::bond::{Bond, Member},
+    ctl::bond::{Bond, BondState, Member},
     ctl::options::{ReqError, ReqResult, Target},
     ctl::text::Name,
     ffi::{self, bond_change, BondInfo, BondSpec, MemberSpec, MAX_MEMBERS, NAME_MAX},
@@ -166,29 +166,28 @@ impl Registry {
                 }
             }
         }
-        for bond in inner.bonds.iter().flatten() {
-            let mut st = bond.state.lock();
-            let mut renewed = [false; MAX_MEMBERS];
-            for (member, r) in st.members.iter_mut().zip(renewed.iter_mut()) {
-                let Some(member) = member else { continue };
-                if member.dev.is_some() {
-                    continue;
-                }
-                let free = inner.devices.iter().zip(taken.iter_mut()).find(|(d, t)| {
-                    !**t && d
-                        .as_ref()
-                        .is_some_and(|d| d.name().as_bytes() == member.name.as_bytes())
-                });
-                if let Some((Some(dev), t)) = free {
-                    pr_info!("member {} is back (renamed to it)\n", dev.name());
-                    member.dev = Some(dev.duplicate());
-                    *t = true;
-                    *r = true;
-                }
+        let free = inner.devices.iter().zip(taken).filter(|(_, t)| !t);
+        for dev in free.filter_map(|(d, _)| d.as_ref()) {
+            for bond in inner.bonds.iter().flatten() {
+                Self::rejoin(&mut bond.state.lock(), dev, c_str!(" (renamed to it)"));
             }
-            for (slot, _) in renewed.iter().enumerate().filter(|(_, r)| **r) {
-                st.device_renewed(slot);
+        }
+    }
+
+    /// Gives `dev` back to the absent members of its name (a device that
+    /// registered, or was renamed, under it).
+    fn rejoin(st: &mut BondState, dev: &IbDevice, how: &CStr) {
+        let mut renewed = [false; MAX_MEMBERS];
+        for (member, r) in st.members.iter_mut().zip(renewed.iter_mut()) {
+            let Some(member) = member else { continue };
+            if member.dev.is_none() && member.name.as_bytes() == dev.name().as_bytes() {
+                pr_info!("member {} is back{}\n", dev.name(), how);
+                member.dev = Some(dev.duplicate());
+                *r = true;
             }
+        }
+        for (slot, _) in renewed.iter().enumerate().filter(|(_, r)| **r) {
+            st.device_renewed(slot);
         }
     }
 
@@ -206,19 +205,7 @@ impl Registry {
             return Err(ENOSPC);
         }
         for bond in inner.bonds.iter().flatten() {
-            let mut st = bond.state.lock();
-            let mut renewed = [false; MAX_MEMBERS];
-            for (member, r) in st.members.iter_mut().zip(renewed.iter_mut()) {
-                let Some(member) = member else { continue };
-                if member.dev.is_none() && member.name.as_bytes() == dev.name().as_bytes() {
-                    pr_info!("member {} is back\n", dev.name());
-                    member.dev = Some(dev.duplicate());
-                    *r = true;
-                }
-            }
-            for (slot, _) in renewed.iter().enumerate().filter(|(_, r)| **r) {
-                st.device_renewed(slot);
-            }
+            Self::rejoin(&mut bond.state.lock(), &dev, c_str!(""));
         }
         let slot = inner
             .devices

@@ -25,8 +25,11 @@ fn running(c: &mut Client, name: &str) -> Result<Option<Bond>, Error> {
     }
 }
 
+/// Where the RDMA devices are in sysfs.
+const RDMA_CLASS: &str = "/sys/class/infiniband";
+
 fn rdma_device_exists(ibdev: &str) -> bool {
-    Path::new("/sys/class/infiniband").join(ibdev).exists()
+    Path::new(RDMA_CLASS).join(ibdev).exists()
 }
 
 /// The systemd unit that applies bond `name`'s file.
@@ -115,14 +118,11 @@ fn execute(c: &mut Client, cfg: &BondConfig, lacp: Option<u32>, a: &Action) -> R
 
 /// Puts the bond ahead of the members rdma_cm would otherwise pick over it
 /// ([`cm_order`]); `cm-order leave` and a member that cannot be
-/// re-registered get a warning.
-fn bond_first(c: &mut Client, cfg: &BondConfig, dry_run: bool) -> Result<(), Error> {
+/// re-registered get a warning. `index`: the bond's RDMA device index.
+fn bond_first(cfg: &BondConfig, index: u32, dry_run: bool) -> Result<(), Error> {
     let name = cfg.name.as_str();
-    let Some(index) = running(c, name)?.and_then(|b| b.ibdev_index) else {
-        return Ok(()); // not created yet (dry run, or no member there)
-    };
     let members: Vec<String> = cfg.bond.members.iter().map(|m| m.ibdev.clone()).collect();
-    let class = Path::new("/sys/class/infiniband");
+    let class = Path::new(RDMA_CLASS);
     for ibdev in cm_order::ahead_of_bond(index, &cm_order::device_indices()?, &members) {
         let how = cm_order::how(class, &ibdev);
         let line = format!("{name}: {ibdev} is ahead of the bond in rdma_cm's device order");
@@ -179,7 +179,19 @@ pub fn run(c: &mut Client, args: &ApplyArgs) -> Result<(), Error> {
             if current.is_some() && plan.iter().all(|a| matches!(a, Action::Wait(_))) {
                 println!("{name}: as configured");
             }
-            bond_first(c, &cfg, args.dry_run)
+            // The bond's index: BOND_GET's from before, or, for a bond just
+            // created, from asking again; none before it exists (a dry run,
+            // or members not there yet).
+            let created = !args.dry_run && plan.iter().any(|a| matches!(a, Action::Create(_)));
+            let index = if created {
+                running(c, &name)?.and_then(|b| b.ibdev_index)
+            } else {
+                current.and_then(|b| b.ibdev_index)
+            };
+            match index {
+                Some(index) => bond_first(&cfg, index, args.dry_run),
+                None => Ok(()),
+            }
         })();
         if let Err(e) = result {
             eprintln!("mrbondctl: {name}: {e}");
