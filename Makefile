@@ -7,7 +7,7 @@ KDIR ?= /lib/modules/$(shell uname -r)/build
 LLVM ?= -19
 # The compiler and linker named outright: DKMS appends CC=clang LD=ld.lld
 # for a clang-built kernel, which Debian's versioned LLVM does not install.
-KMAKE = $(MAKE) -C $(KDIR) M=$(CURDIR) LLVM=$(LLVM) \
+KMAKE = $(MAKE) -C $(KDIR) M=$(CURDIR) LLVM=$(LLVM) MRBOND_VERSION=$(MRBOND_VERSION) \
 	$(if $(filter -%,$(LLVM)),CC=clang$(LLVM) LD=ld.lld$(LLVM))
 # The version's one place is dkms.conf.
 MRBOND_VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"$$/\1/p' $(CURDIR)/dkms.conf)

@@ -145,7 +145,7 @@ test_modprobe_after_dkms() {
 	rmmod rdma_mrbond || return 1  # the test build, its bonds gone
 	insmod "$ko" || return 1
 	local want
-	want=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"$/\1/p' "$MRBOND_ROOT/dkms.conf")
+	want=$(make -s -C "$MRBOND_ROOT" version)
 	[[ $(cat /sys/module/rdma_mrbond/version) == "$want" ]] ||
 		{ echo "version $(cat /sys/module/rdma_mrbond/version), dkms.conf says $want"; return 1; }
 	mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug

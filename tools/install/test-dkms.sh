@@ -11,7 +11,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 kbuild=${1:?usage: $0 KBUILD OUT}
 out=${2:?usage: $0 KBUILD OUT}
-version=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"$/\1/p' "$root/dkms.conf")
+version=$(make -s -C "$root" version)
 kver=$(cat "$kbuild/include/config/kernel.release")
 rm -rf "$out" && mkdir -p "$out/src/rdma_mrbond-$version" "$out/dkms" "$out/lib"
 # The tree as a release tarball would carry it: what git tracks.
