@@ -235,15 +235,14 @@ connect_scale() {  # connect_scale PHASE
 
 # The rail whose NIC sends the most over a second.
 busiest_rail() {
-	local i nic before=() best=0 most=-1 d v
+	local i before=() best=0 most=-1 d v
+	rail_nics || return 1
 	for ((i = 0; i < MRBOND_LINKS; i++)); do
-		nic=$(slave_of_link "$i")
-		read -r before[i] <"/sys/class/net/$nic/statistics/tx_bytes"
+		read -r before[i] <"/sys/class/net/${RAIL_NICS[i]}/statistics/tx_bytes"
 	done
 	sleep 1
 	for ((i = 0; i < MRBOND_LINKS; i++)); do
-		nic=$(slave_of_link "$i")
-		read -r v <"/sys/class/net/$nic/statistics/tx_bytes"
+		read -r v <"/sys/class/net/${RAIL_NICS[i]}/statistics/tx_bytes"
 		d=$((v - before[i]))
 		((d > most)) && { most=$d; best=$i; }
 	done

@@ -38,9 +38,10 @@ shape_rails() {
 # qdisc's counters.
 rails_snapshot() {
 	local i nic
+	rail_nics || return 1
 	echo "t_us=${EPOCHREALTIME/./}" >"$1"
 	for ((i = 0; i < MRBOND_LINKS; i++)); do
-		nic=$(slave_of_link "$i") || return 1
+		nic=${RAIL_NICS[i]}
 		echo "rail$i.tx_bytes=$(cat "/sys/class/net/$nic/statistics/tx_bytes")"
 		tc -s -j qdisc show dev "$nic" root |
 			jq -r --arg r "rail$i" '.[0] | "\($r).qdisc_bytes=\(.bytes)\n\($r).drops=\(.drops)\n\($r).overlimits=\(.overlimits)\n\($r).backlog=\(.backlog)"'

@@ -55,10 +55,10 @@ show_bond() {
 # Every 0.5 s while PID runs: each rail's rate over the last interval, by
 # the wall clock. Builtins only but the sleep: a fork costs under TCG.
 live_rates() {  # live_rates PID
-	local i t0 t1 tp prev=() now=() line part total rate nics=("${RAIL_NICS[@]}") fd
+	local i t0 t1 tp prev=() now=() line part total rate fd
 	t0=${EPOCHREALTIME/./} tp=$t0
 	for ((i = 0; i < MRBOND_LINKS; i++)); do
-		read -r "prev[i]" <"/sys/class/net/${nics[i]}/statistics/tx_bytes"
+		read -r "prev[i]" <"/sys/class/net/${RAIL_NICS[i]}/statistics/tx_bytes"
 	done
 	exec {fd}<> <(:)
 	while kill -0 "$1" 2>/dev/null; do
@@ -67,7 +67,7 @@ live_rates() {  # live_rates PID
 		printf -v line '%3d.%d s' $(((t1 - t0) / 1000000)) $(((t1 - t0) / 100000 % 10))
 		total=0
 		for ((i = 0; i < MRBOND_LINKS; i++)); do
-			read -r "now[i]" <"/sys/class/net/${nics[i]}/statistics/tx_bytes"
+			read -r "now[i]" <"/sys/class/net/${RAIL_NICS[i]}/statistics/tx_bytes"
 			rate=$(((now[i] - prev[i]) * 8 / (t1 - tp)))  # bits per us = Mbit/s
 			total=$((total + rate))
 			printf -v part '   rail%d %3d Mbit/s' "$i" "$rate"
