@@ -143,16 +143,15 @@ test_link_down_member() {
 }
 
 # bad_input NAME EXPECTED_TEXT CMD...: the command must fail, print the
-# expected (extack or errno) text, and leave every bond exactly as it was.
+# expected (extack or errno) text, and leave every bond exactly as it was
+# (checked here, or around the series by refusal_series).
 bad_input() {
-	local name=$1 want=$2 before after out rc
+	local name=$1 want=$2 before= after= out rc
 	shift 2
-	before=${REFUSAL_STATE:-$(bond_config)}
+	((REFUSAL_SNAPSHOTS)) && before=$(bond_config)
 	out=$("$@" 2>&1)
 	rc=$?
-	after=$(bond_config)
-	# The next refusal starts from this state: a snapshot less per case.
-	[[ -z ${REFUSAL_STATE:-} ]] || REFUSAL_STATE=$after
+	((REFUSAL_SNAPSHOTS)) && after=$(bond_config)
 	if ((rc == 0)); then
 		echo "$name: accepted"
 		return 1
@@ -176,11 +175,10 @@ ynl() {
 }
 as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all --bounding-set=-all "$@"; }
 
-test_bad_inputs() {
+test_bad_inputs() { refusal_series bond_config bad_input_cases; }
+bad_input_cases() {
 	local fails=0
 	local b=$SYS/mrbond0/mrbond
-	local REFUSAL_STATE
-	REFUSAL_STATE=$(bond_config)
 	run_bad() { bad_input "$@" || fails=$((fails + 1)); }
 	run_bad unknown-bond-del "no such bond" "$CTL" bond del nosuchbond
 	run_bad unknown-bond-policy "no such bond" "$CTL" bond set nosuchbond policy rr

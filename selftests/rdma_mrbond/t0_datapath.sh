@@ -782,42 +782,68 @@ test_unload() {
 	modprobe -r mrbond_kperf && "$CTL" bond del mrbond0 && modprobe -r rdma_mrbond
 }
 
-ktap_header 34
+# The tests, NAME FUNCTION in order; dma_api_debug_clean, nothing_leaked,
+# kmemleak_clean and unload follow them. MRBOND_STAGE says which kernel runs
+# the suite (t1_nvme.sh says how): the regression tests and the NVMe-oF
+# faults, which take the bond's locks and lifetimes through their races,
+# run on the checking kernel; the side-by-side bandwidth and latency, whose
+# ratios mean nothing on a kernel that checks every lock, on the normal one;
+# the rest, data checks over every member type, on both.
+stage=${MRBOND_STAGE:-all}
+tests=()
+tests_on() {  # KERNEL (both, debug or normal) NAME FUNCTION...
+	[[ $1 == both || $stage == all || $stage == "$1" ]] && tests+=("${@:2}")
+	return 0
+}
+tests_on both \
+	cq_shared_by_qps_on_two_members test_spread_shared_cq \
+	qpn_collisions_handled test_qpn_collisions
+tests_on debug \
+	regress_qpn_collision_imbalance test_regress_qpn_collision_imbalance \
+	regress_destroy_qp_pending_cqes test_regress_destroy_qp_pending_cqes
+tests_on normal \
+	bw_bond_vs_member test_bw_bond_vs_member \
+	lat_bond_vs_member test_lat_bond_vs_member
+tests_on both \
+	wrong_member_key_refused test_wrong_member_key \
+	post_chain_stops_at_bad_wr test_post_chain_stops_at_bad_wr \
+	unsafe_global_rkey_refused test_global_rkey_refused \
+	link_down_flushes_exactly_once test_link_down_flush \
+	member_removal_flushes_exactly_once test_member_removal_flush
+tests_on debug \
+	regress_flush_during_detach test_regress_flush_during_detach \
+	regress_place_unattached test_regress_place_unattached \
+	regress_map_mr_sg_vs_detach test_regress_map_mr_sg_vs_detach \
+	regress_alloc_mr_vs_detach test_regress_alloc_mr_vs_detach \
+	regress_callbacks_unlocked test_regress_callbacks_unlocked \
+	regress_destroy_cq_vs_detach test_regress_destroy_cq_vs_detach \
+	regress_destroy_qp_vs_fatal test_regress_destroy_qp_vs_fatal
+tests_on both \
+	traffic_after_failover test_after_failover_traffic \
+	nvme_connect_over_bond test_nvme_connect \
+	nvme_fio_verify test_nvme_fio
+tests_on debug \
+	nvme_survives_member_link_down test_nvme_link_down \
+	nvme_survives_member_removal test_nvme_member_removed
+tests_on both \
+	nvme_teardown test_nvme_teardown \
+	dma_double_kperf_payload test_dma_double_kperf_payload \
+	dma_double_refuses_unmapped test_dma_double_refuses_unmapped \
+	dma_member_kperf_payload test_dma_member_kperf_payload
+tests_on debug \
+	regress_map_mr_sg_vs_dma_detach test_regress_map_mr_sg_vs_dma_detach
+tests_on both \
+	dma_mixed_bond test_dma_mixed_bond \
+	pma_port_counters test_pma_port_counters
+ktap_header $((${#tests[@]} / 2 + 4))
 if ! out=$(setup 2>&1); then
 	echo "$out" | sed 's/^/# /'
 	echo "Bail out! T0 data path setup failed"
 	exit 1
 fi
-run_test cq_shared_by_qps_on_two_members test_spread_shared_cq
-run_test qpn_collisions_handled test_qpn_collisions
-run_test regress_qpn_collision_imbalance test_regress_qpn_collision_imbalance
-run_test regress_destroy_qp_pending_cqes test_regress_destroy_qp_pending_cqes
-run_test bw_bond_vs_member test_bw_bond_vs_member
-run_test lat_bond_vs_member test_lat_bond_vs_member
-run_test wrong_member_key_refused test_wrong_member_key
-run_test post_chain_stops_at_bad_wr test_post_chain_stops_at_bad_wr
-run_test unsafe_global_rkey_refused test_global_rkey_refused
-run_test link_down_flushes_exactly_once test_link_down_flush
-run_test member_removal_flushes_exactly_once test_member_removal_flush
-run_test regress_flush_during_detach test_regress_flush_during_detach
-run_test regress_place_unattached test_regress_place_unattached
-run_test regress_map_mr_sg_vs_detach test_regress_map_mr_sg_vs_detach
-run_test regress_alloc_mr_vs_detach test_regress_alloc_mr_vs_detach
-run_test regress_callbacks_unlocked test_regress_callbacks_unlocked
-run_test regress_destroy_cq_vs_detach test_regress_destroy_cq_vs_detach
-run_test regress_destroy_qp_vs_fatal test_regress_destroy_qp_vs_fatal
-run_test traffic_after_failover test_after_failover_traffic
-run_test nvme_connect_over_bond test_nvme_connect
-run_test nvme_fio_verify test_nvme_fio
-run_test nvme_survives_member_link_down test_nvme_link_down
-run_test nvme_survives_member_removal test_nvme_member_removed
-run_test nvme_teardown test_nvme_teardown
-run_test dma_double_kperf_payload test_dma_double_kperf_payload
-run_test dma_double_refuses_unmapped test_dma_double_refuses_unmapped
-run_test dma_member_kperf_payload test_dma_member_kperf_payload
-run_test regress_map_mr_sg_vs_dma_detach test_regress_map_mr_sg_vs_dma_detach
-run_test dma_mixed_bond test_dma_mixed_bond
-run_test pma_port_counters test_pma_port_counters
+for ((test_at = 0; test_at < ${#tests[@]}; test_at += 2)); do
+	run_test "${tests[test_at]}" "${tests[test_at + 1]}"
+done
 dma_api_debug_test
 run_test nothing_leaked test_nothing_leaked
 kmemleak_test

@@ -399,22 +399,21 @@ test_veth_unsupported() {
 }
 
 # bad_input NAME EXPECTED_TEXT CMD...: the command must fail, print the
-# expected (extack or errno) text, and change neither any bond nor any
-# member's PFC (no ieee_setpfc call).
+# expected (extack or errno) text, and change neither any bond (checked
+# here, or around the series by refusal_series) nor any member's PFC (no
+# ieee_setpfc call).
 knob_state() {
 	bond_config
 	grep -r . "$B0"/ecn "$B0"/pfc "$B0"/members/*/pfc_* "$B0"/members/*/status
 }
 bad_input() {
-	local name=$1 want=$2 before after out rc
+	local name=$1 want=$2 before= after= out rc
 	shift 2
-	before=${REFUSAL_STATE:-$(knob_state)}
+	((REFUSAL_SNAPSHOTS)) && before=$(knob_state)
 	log_clear
 	out=$("$@" 2>&1)
 	rc=$?
-	after=$(knob_state)
-	# The next refusal starts from this state: a snapshot less per case.
-	[[ -z ${REFUSAL_STATE:-} ]] || REFUSAL_STATE=$after
+	((REFUSAL_SNAPSHOTS)) && after=$(knob_state)
 	if ((rc == 0)); then
 		echo "$name: accepted"
 		return 1
@@ -447,9 +446,9 @@ ynl() {
 }
 as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all --bounding-set=-all "$@"; }
 
-test_bad_inputs() {
-	local fails=0 REFUSAL_STATE
-	REFUSAL_STATE=$(knob_state)
+test_bad_inputs() { refusal_series knob_state bad_input_cases; }
+bad_input_cases() {
+	local fails=0
 	run_bad() { bad_input "$@" || fails=$((fails + 1)); }
 	run_bad ecn-gd-out-of-range "rp_rpg_gd out of range (1..15)" "$CTL" ecn set mrbond0 rp-rpg-gd 16
 	run_bad ecn-threshold-zero "rp_rpg_threshold out of range (1..31)" \

@@ -708,8 +708,12 @@ test_regress_connect_during_member_removal() {
 # static one goes into the down link's noop qdisc, which refuses it, as a
 # learned one does in the few ms before the flush. The member's QP1 must
 # stay RTS and the bond must log the REQ as not sent.
-NOMAD_REQ_MS=5000
-NOMAD_FAIL_MS=10000
+# On the debug kernel under TCG, seeing the REQ held, finding its member
+# and pulling the cable took 8.5 s once (one cat of `hits` 4.5 s): the REQ
+# waits 15 s, and the member's QPs fail 25 s after the pull, after the REQ
+# went whenever within the hold the pull came.
+NOMAD_REQ_MS=15000
+NOMAD_FAIL_MS=25000
 
 nomad_static_neigh() {  # add|del
 	local i mac
@@ -758,7 +762,9 @@ test_regress_no_mad_on_down_link() {
 		echo "the connect's QP is on $victim: pulling rail $link while its REQ waits"
 		fault link "$link" down || { echo "QMP set_link on link $link failed"; rc=1; }
 		# The REQ goes at NOMAD_REQ_MS, the QPs fail at NOMAD_FAIL_MS.
-		sleep $((NOMAD_REQ_MS / 1000 + 2))
+		wait_until $((NOMAD_REQ_MS / 1000 + 10)) eval 'klog_after nomad | grep -q "gsi_req_out: resumed"' ||
+			{ echo "the held REQ was never released"; rc=1; }
+		sleep 2
 		s=$(gsi_state "$victim")
 		echo "$victim's QP1 $s with the link down ($(send_err_of "$victim"))"
 		[[ $s == RTS ]] || rc=1
@@ -775,7 +781,7 @@ test_regress_no_mad_on_down_link() {
 	inject_arm gsi_req_out 0 && inject_arm member_fail 0
 	(($(inject_hits gsi_req_out) == h0 + 1 && $(inject_hits member_fail) == h1 + 1)) ||
 		{ echo "the injection points were not both passed once: nothing proven"; rc=1; }
-	klog_after nomad | grep -E 'not sent|QP1 send failed|unusable|rejected locally'
+	klog_after nomad | grep -E 'not sent|QP1 send failed|unusable|rejected locally|inject:'
 	klog_after nomad | grep -q 'QP1 send failed' && { echo "the bond sent a MAD on the downed link"; rc=1; }
 	klog_after nomad | grep -q 'MAD class 0x7 attr 0x10 not sent' ||
 		{ echo "no REQ refused by the proxy: the window was missed"; rc=1; }
