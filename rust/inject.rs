@@ -47,9 +47,12 @@ pub(crate) enum Inject {
     CmReqIn,
     /// A member's attach: one of its REQ listeners just went live.
     CmListen,
+    /// Following a rename: a member renamed in the bond's state, its sysfs
+    /// directory not yet replaced.
+    RenameFollow,
 }
 
-const COUNT: usize = 11;
+const COUNT: usize = 12;
 
 impl Inject {
     const ALL: [Inject; COUNT] = [
@@ -64,6 +67,7 @@ impl Inject {
         Self::GsiReqOut,
         Self::CmReqIn,
         Self::CmListen,
+        Self::RenameFollow,
     ];
 
     /// The point's debugfs directory, as the selftests name it.
@@ -80,6 +84,7 @@ impl Inject {
             Self::GsiReqOut => c"gsi_req_out",
             Self::CmReqIn => c"cm_req_in",
             Self::CmListen => c"cm_listen",
+            Self::RenameFollow => c"rename_follow",
         }
     }
 

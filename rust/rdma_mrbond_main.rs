@@ -27,6 +27,10 @@
 //! `rdma` and `ffi` hold the module's `unsafe`; every other module denies
 //! `unsafe_code`.
 
+// `Bond`'s pin-initialiser has more fields than `pin_init!` expands within
+// the default macro recursion limit.
+#![recursion_limit = "256"]
+
 use kernel::prelude::*;
 
 mod ctl;

@@ -121,6 +121,15 @@ pub(crate) struct BondState {
 pub(crate) struct Bond {
     /// Deployment mode, fixed at creation.
     pub(crate) mode: BondMode,
+    /// Lock "mrbond:membership": held by whoever changes which member has
+    /// which slot (MEMBER_ADD, MEMBER_DEL, following a rename) from the
+    /// change in the state to the slot's sysfs directory, which comes and
+    /// goes with no other lock held. Without it a slot freed and taken
+    /// again in between lost its new member's directory, or got a departed
+    /// member's. Outermost: taken before the registry's lock; sysfs stores
+    /// never take it.
+    #[pin]
+    pub(crate) membership: Mutex<()>,
     /// Bond netdev whose slaves' LACP state gates members, 0 for none.
     pub(crate) lacp_source: u32,
     /// The device attributes, frozen at creation (`crate::vdev::attrs`).
@@ -241,6 +250,7 @@ impl Bond {
                 mode,
                 lacp_source,
                 caps,
+                membership <- new_mutex!((), "mrbond:membership"),
                 state <- new_mutex!(
                     BondState {
                         members: [const { None }; MAX_MEMBERS],

@@ -19,6 +19,7 @@ use crate::{
     ctl::options::{ReqError, ReqResult, Target},
     ctl::text::Name,
     ffi::{self, bond_change, BondInfo, BondSpec, MemberSpec, MAX_MEMBERS, NAME_MAX},
+    inject::{inject, Inject},
     policy::{
         eligibility::AdminState,
         knobs::{self, BondMode, ConfigError},
@@ -55,7 +56,8 @@ struct RegistryInner {
 
 /// The module's state, reachable from every C callback.
 ///
-/// Lock order: `inner`, then a bond's state, then its vdev.
+/// Lock order: a bond's membership, then `inner`, then a bond's state, then
+/// its vdev.
 #[pin_data]
 pub(crate) struct Registry {
     /// Devices and bonds; held briefly, never across RDMA registration,
@@ -102,6 +104,7 @@ impl Registry {
         }
         let bonds = self.bonds();
         for bond in bonds.iter().flatten() {
+            let _membership = bond.membership.lock();
             let mut renamed: [Option<Name>; MAX_MEMBERS] = [None; MAX_MEMBERS];
             {
                 let st = &mut *bond.state.lock();
@@ -127,6 +130,7 @@ impl Registry {
             if renamed.iter().all(Option::is_none) {
                 continue;
             }
+            inject(Inject::RenameFollow);
             // The old directory goes with no lock held (its removal waits for
             // running stores, which may take the vdev lock); the new one
             // comes under the vdev lock, as a new member's does.
@@ -654,6 +658,7 @@ impl Registry {
     /// MEMBER_ADD: fills free slots (rail bonds keep their port count).
     pub(crate) fn member_add(&self, spec: &BondSpec) -> ReqResult {
         let bond = self.bond_by_spec(spec)?;
+        let _membership = bond.membership.lock();
         if spec.members().is_empty() {
             return Err(ReqError::from(ConfigError::NoMembers));
         }
@@ -736,6 +741,7 @@ impl Registry {
     /// MEMBER_DEL.
     pub(crate) fn member_del(&self, spec: &BondSpec) -> ReqResult {
         let bond = self.bond_by_spec(spec)?;
+        let _membership = bond.membership.lock();
         let mut removed: [Option<u32>; MAX_MEMBERS] = [None; MAX_MEMBERS];
         let mut names: [Option<Name>; MAX_MEMBERS] = [None; MAX_MEMBERS];
         {

@@ -109,6 +109,39 @@ test_rename_followed() {
 	[[ $(apply 2>&1) == 'mrbond0: as configured' ]] || { apply; return 1; }
 }
 
+# Defect: following a rename renamed the member in the bond's state, then
+# replaced its sysfs directory with no lock held: a member del and add in
+# between, the slot freed and taken again, cost the new member its
+# directory, and the departed member's new name got one. The follower
+# waits in between (rename_follow); the del and the add must wait for it
+# (the bond's membership lock), and the directories must then be the
+# members'.
+test_regress_rename_vs_member_readd() {
+	local m=$SYS/mrbond0/mrbond/members h pid rc=0 dirs
+	rdma link add rxs type rxe netdev i3 || return 1
+	h=$(inject_hits rename_follow)
+	kmark rename-race
+	inject_arm rename_follow 6000 || return 1
+	rdma dev set rxe1 name rxr1 || return 1
+	wait_for 10 eval '(($(inject_hits rename_follow) > h))' || { echo "the rename was never followed"; rc=1; }
+	{ "$CTL" member del mrbond0 rxr1 && "$CTL" member add mrbond0 rxs; } &
+	pid=$!
+	wait_pid 30 "$pid" || { echo "member del and add: failed"; rc=1; }
+	wait_for 15 eval 'klog_after rename-race | grep -q "rename_follow: resumed"' || rc=1
+	dirs=$(ls "$m" | tr '\n' ' ')
+	echo "members/: $dirs; member_list: $(cat "$SYS/mrbond0/mrbond/member_list")"
+	if [[ $dirs == "rxe0 rxs " && $(cat "$SYS/mrbond0/mrbond/member_list") == "rxe0 rxs" ]]; then
+		wait_for 15 eval '[[ $(member_attr rxs state) == usable ]]' || rc=1
+	else
+		rc=1
+	fi
+	"$CTL" member del mrbond0 rxs && rdma link del rxs || rc=1
+	rdma dev set rxr1 name rxe1 && "$CTL" member add mrbond0 rxe1 || rc=1
+	wait_for 15 eval '[[ $(member_attr rxe1 state) == usable ]]' || rc=1
+	[[ $(apply 2>&1) == 'mrbond0: as configured' ]] || { apply; rc=1; }
+	return $rc
+}
+
 # The udev rule, as installed but pointing at this tree's mrbondctl and
 # configuration: a device a bond file names gets that bond's unit in
 # SYSTEMD_WANTS, one no file names gets none.
@@ -135,17 +168,40 @@ test_udev_wants() {
 	return $rc
 }
 
-# The module as DKMS built it (tools/install/test-dkms.sh, run by the test
-# command before this suite: MRBOND_DKMS_KO), loaded in place of the test
+# The module as DKMS built it against this kernel's headers package
+# (tools/install/test-dkms.sh, run by the test command before this suite,
+# leaves its DKMS tree in MRBOND_DKMS): `dkms install` puts it in the
+# kernel's module tree, and a plain modprobe loads it in place of the test
 # build: its version is dkms.conf's, it has no fault-injection points, and
-# it makes a bond.
+# it makes a bond. The guest's module tree is the host's, read only: the
+# install and its depmod write into an overlay, unmounted afterwards, so
+# that the suite's later modprobes load the test build again.
 test_modprobe_after_dkms() {
-	local ko=${MRBOND_DKMS_KO:-}
-	[[ -f $ko ]] || { echo "no DKMS-built module (MRBOND_DKMS_KO=$ko)"; return 1; }
-	rmmod rdma_mrbond || return 1  # the test build, its bonds gone
-	insmod "$ko" || return 1
-	local want
+	local d=${MRBOND_DKMS:-} rel mods want rc=0
+	[[ -d $d/dkms ]] || { echo "no DKMS tree (MRBOND_DKMS=$d)"; return 1; }
+	rel=$(uname -r)
 	want=$(make -s -C "$MRBOND_ROOT" version)
+	mods=$(readlink -f "/lib/modules/$rel")
+	mkdir -p /run/dkms-mods/upper /run/dkms-mods/work
+	mount -t overlay overlay \
+		-o "lowerdir=$mods,upperdir=/run/dkms-mods/upper,workdir=/run/dkms-mods/work" "$mods" || return 1
+	dkms_installed "$d" "$rel" "$want" || rc=1
+	! grep -q '^rdma_mrbond ' /proc/modules || rmmod rdma_mrbond || rc=1
+	# Lazily: udevd keeps the module index it read open.
+	umount -l "$mods" || rc=1
+	rm -rf /run/dkms-mods
+	return $rc
+}
+dkms_installed() {  # DKMS_OUT RELEASE VERSION
+	local dkms=(dkms --dkmstree "$1/dkms" --sourcetree "$1/src" -k "$2"
+		--kernelsourcedir "$1/root/usr/src/linux-headers-$2")
+	"${dkms[@]}" install "rdma_mrbond/$3" || return 1
+	"${dkms[@]}" status
+	rmmod rdma_mrbond || return 1  # the test build, its bonds gone
+	modprobe rdma_mrbond || return 1
+	[[ $(modinfo -n rdma_mrbond) == */updates/dkms/rdma_mrbond.ko* ]] ||
+		{ echo "modprobe found $(modinfo -n rdma_mrbond), not DKMS's"; return 1; }
+	local want=$3
 	[[ $(cat /sys/module/rdma_mrbond/version) == "$want" ]] ||
 		{ echo "version $(cat /sys/module/rdma_mrbond/version), dkms.conf says $want"; return 1; }
 	mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
@@ -176,7 +232,7 @@ test_unit_commands() {
 	"$CTL" bond del mrbond0 && rmmod rdma_mrbond
 }
 
-ktap_header 8
+ktap_header 9
 if ! out=$(setup 2>&1); then
 	echo "$out" | sed 's/^/# /'
 	echo "Bail out! setup failed"
@@ -186,6 +242,7 @@ run_test persist_apply_creates_bond test_apply_creates
 run_test persist_apply_idempotent test_apply_idempotent
 run_test persist_member_readd test_member_readd
 run_test rename_followed test_rename_followed
+run_test regress_rename_vs_member_readd test_regress_rename_vs_member_readd
 run_test persist_udev_wants test_udev_wants
 run_test bond_del eval '"$CTL" bond del mrbond0'
 run_test install_modprobe_after_dkms test_modprobe_after_dkms

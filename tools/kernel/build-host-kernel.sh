@@ -82,17 +82,9 @@ echo "configuration changes against $config:"
 
 tb_log "building Debian packages of $version in $out (hours on 2 cores)"
 "${MAKE[@]}" -j"$(nproc)" bindeb-pkg
-# 6.12's headers package (scripts/package/install-extmod-build) carries no
-# Rust: add what rustc reads when it compiles an out-of-tree module (the
-# kernel crates' metadata, the macros crate, the target specification).
-headers=$(ls "$out"/../linux-headers-*-mrbond_*.deb | tail -n 1)
-tmp=$(mktemp -d)
-dpkg-deb -R "$headers" "$tmp"
-dest=$(find "$tmp/usr/src" -maxdepth 1 -name 'linux-headers-*' | head -n 1)
-mkdir -p "$dest/rust"
-cp "$out"/rust/*.rmeta "$out"/rust/libmacros.so "$dest/rust/"
-cp "$out/scripts/target.json" "$dest/scripts/" 2>/dev/null || true
-dpkg-deb -b "$tmp" "$headers" >/dev/null
-rm -rf "$tmp"
+# 6.12's headers package carries no Rust: the one headers-package.sh makes
+# from the same tree (and the same kernel script) does, and replaces it.
+image=$(ls "$out"/../linux-image-*-mrbond_*.deb | grep -v -- -dbg_ | tail -n 1)
+headers=$(bash "$(dirname "$0")/headers-package.sh" "$out" "$out/.." "$(dpkg-deb -f "$image" Version)")
 echo "packages (install both, then reboot into $version-mrbond):"
-ls "$out"/../linux-image-*-mrbond_*.deb "$headers"
+echo "$image" "$headers"

@@ -142,10 +142,11 @@ check kselftest-collection bash tools/testbed/kselftest-check.sh "$KDIR/src"
 # kernel's configuration step from Debian's own 6.12 configuration (the
 # package build itself would take hours on 2 cores: not run here).
 check install-preflight bash tools/install/test-preflight.sh "$KBUILD"
-# DKMS add and build from a copy of the tree; the T0 install suite loads
-# what it built (install_modprobe_after_dkms).
+# DKMS add and build from a copy of the tree, against the headers package
+# of the CI kernel; the T0 install suite runs `dkms install` of what it
+# built, then modprobe (install_modprobe_after_dkms).
 check install_dkms_build bash tools/install/test-dkms.sh "$KBUILD" "$LOGDIR/dkms"
-export MRBOND_DKMS_KO=$LOGDIR/dkms/rdma_mrbond.ko
+export MRBOND_DKMS=$LOGDIR/dkms
 check install-systemd-unit bash tools/install/check-unit.sh
 check install-host-kernel-config bash tools/kernel/build-host-kernel.sh \
 	--config /usr/src/linux-config-6.12/config.amd64_none_amd64.xz --src "$KDIR/src" \
@@ -205,10 +206,10 @@ guest_suite_pair() {
 }
 # The control-plane suites (t0-control, t0-knobs, t1-control) run once, on
 # the checking kernel of the debug stage below, which runs every suite but
-# the bench, the demo and the DMA members. T0's data path runs on both
-# kernels (timing on this one, checks on that); T1 NVMe-oF splits its tests
-# between them (MRBOND_STAGE, t1_nvme.sh says how). Without the debug stage
-# (MRBOND_DEBUG_SUITES=0) all of them run here.
+# the bench, the demo and the DMA members. T0's data path and T1 NVMe-oF
+# split their tests between the two kernels (MRBOND_STAGE, t1_nvme.sh says
+# how): races and faults there, timing and data checks here. Without the
+# debug stage (MRBOND_DEBUG_SUITES=0) all of them run here.
 DEBUG_SUITES=${MRBOND_DEBUG_SUITES:-1}
 ((DEBUG_SUITES)) && export MRBOND_STAGE=normal
 # Side by side: bonds from configuration files (apply, the udev rule).

@@ -166,10 +166,11 @@ class Guest:
         # NVME_DEV_MODE=raw runs t1_nvme.sh over a raw rxe member;
         # MRBOND_STAGE (debug, normal) tells a suite which kernel runs it;
         # MRBOND_FULL=1 gives the long matrices all their rounds;
-        # MRBOND_DKMS_KO is the DKMS-built module the T0 install suite loads;
+        # MRBOND_DKMS is the DKMS tree whose build the T0 install suite
+        # installs (tools/install/test-dkms.sh);
         # MRBOND_MEMBERS=dma makes the T1 members DMA-mapping doubles;
         # MRBOND_BENCH_* are tools/bench/guest.sh's settings.
-        for var in ("NVME_DEV_MODE", "MRBOND_STAGE", "MRBOND_FULL", "MRBOND_DKMS_KO", "MRBOND_MEMBERS",
+        for var in ("NVME_DEV_MODE", "MRBOND_STAGE", "MRBOND_FULL", "MRBOND_DKMS", "MRBOND_MEMBERS",
                     "MRBOND_BENCH_QUICK",
                     "MRBOND_BENCH_RATE", "MRBOND_BENCH_REPS", "MRBOND_BENCH_MS",
                     "MRBOND_BENCH_CASES"):
