@@ -215,13 +215,22 @@ test_global_rkey_refused() {
 
 # stream_with FAULT RECOVER: a stream run on both members while FAULT hits
 # rxe0's side; every WR must complete exactly once, and some by flush.
+# stream_running: kperf's stream has WRs in flight on rxe0. A fixed 3 s
+# wait missed it on the debug kernel, where kperf took 4.6 s to start: the
+# fault came after its last send, and nothing was left to flush.
+stream_running() {
+	wait_for 20 eval '(($(port_gauge 1 outstanding) > 0))' ||
+		{ echo "kperf's stream never reached rxe0"; return 1; }
+	sleep 1
+}
+
 stream_with() {
 	local fault=$1 recover=$2 pid rc=0 flushed0
 	flushed0=$(dev_counter flushed_wr)
 	kperf "$TB_TMP/stream" dev=mrbond0 gid=$SERVICE mode=stream qps=2 pd_per_pair=1 \
 		duration_ms=8000 size=4096 &
 	pid=$!
-	sleep 3
+	stream_running || rc=1
 	eval "$fault" || rc=1
 	wait "$pid" || rc=1
 	cat "$TB_TMP/stream"
@@ -255,7 +264,7 @@ test_regress_flush_during_detach() {
 	kperf "$TB_TMP/detach" dev=mrbond0 gid=$SERVICE mode=stream qps=2 pd_per_pair=1 \
 		duration_ms=9000 size=4096 pace_ms=20 &
 	pid=$!
-	sleep 3
+	stream_running || rc=1
 	inject_arm detach_qp 3000 || rc=1
 	rdma link del rxe0 || rc=1
 	wait "$pid" || rc=1
