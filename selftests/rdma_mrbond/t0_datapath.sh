@@ -213,8 +213,6 @@ test_global_rkey_refused() {
 	return $rc
 }
 
-# stream_with FAULT RECOVER: a stream run on both members while FAULT hits
-# rxe0's side; every WR must complete exactly once, and some by flush.
 # stream_running: kperf's stream has WRs in flight on rxe0. A fixed 3 s
 # wait missed it on the debug kernel, where kperf took 4.6 s to start: the
 # fault came after its last send, and nothing was left to flush.
@@ -224,6 +222,8 @@ stream_running() {
 	sleep 1
 }
 
+# stream_with FAULT RECOVER: a stream run on both members while FAULT hits
+# rxe0's side; every WR must complete exactly once, and some by flush.
 stream_with() {
 	local fault=$1 recover=$2 pid rc=0 flushed0
 	flushed0=$(dev_counter flushed_wr)

@@ -17,7 +17,9 @@ kbuild=$(cd "${1:?usage: $0 KBUILD OUTDIR [VERSION]}" && pwd)
 out=${2:?usage: $0 KBUILD OUTDIR [VERSION]}
 release=$(cat "$kbuild/include/config/kernel.release")
 version=${3:-$release}
-srctree=$(readlink -f "$kbuild/source" 2>/dev/null || echo "$kbuild")
+# An O= build links its source tree as `source`; an in-tree build is both.
+srctree=$kbuild
+[[ ! -L $kbuild/source ]] || srctree=$(readlink -f "$kbuild/source")
 grep -qx 'CONFIG_RUST=y' "$kbuild/include/config/auto.conf" ||
 	{ echo "$kbuild: no CONFIG_RUST=y, no Rust to package" >&2; exit 1; }
 [[ -f $kbuild/rust/libkernel.rmeta ]] || { echo "$kbuild: not built (no rust/libkernel.rmeta)" >&2; exit 1; }
