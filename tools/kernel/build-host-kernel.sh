@@ -78,7 +78,20 @@ grep -q '^CONFIG_PAHOLE_VERSION=0$' "$out/.config" &&
 	echo "note: no pahole here, so BTF (and what needs it) is off; apt install dwarves keeps it"
 echo "configuration changes against $config:"
 "$src/scripts/diffconfig" "$out/config.orig" "$out/.config" | sed 's/^/  /'
-((config_only)) && { echo "configured in $out (--config-only: nothing built)"; exit 0; }
+# bindeb-pkg's build dependencies (6.12's scripts/package/mkdebian), which
+# dpkg-buildpackage checks only after the build has started: said here, and
+# by --config-only too, before the hours begin.
+build_deps=(debhelper bc bison cpio flex kmod libelf-dev libssl-dev rsync dpkg-dev)
+missing=()
+for pkg in "${build_deps[@]}"; do
+	dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'ok installed' || missing+=("$pkg")
+done
+if ((config_only)); then
+	((${#missing[@]} == 0)) || echo "note: the package build needs: apt install ${missing[*]}"
+	echo "configured in $out (--config-only: nothing built)"
+	exit 0
+fi
+((${#missing[@]} == 0)) || tb_die "the package build needs: apt install ${missing[*]}"
 
 tb_log "building Debian packages of $version in $out (hours on 2 cores)"
 "${MAKE[@]}" -j"$(nproc)" bindeb-pkg

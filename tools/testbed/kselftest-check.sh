@@ -25,7 +25,7 @@ done
 for f in "$DIR"/t*.sh; do
 	[[ -e $out/$(basename "$f") ]] || { echo "$(basename "$f"): a suite not in TEST_PROGS"; rc=1; }
 done
-for f in lib.sh settings config; do
+for f in lib.sh settings config boot/mrbond0.conf; do
 	[[ -e $out/$f ]] || { echo "$f: not installed"; rc=1; }
 done
 ((rc == 0)) && echo "kselftest collection: ${#run[@]} suites, lib.sh, settings and config installed"

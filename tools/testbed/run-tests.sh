@@ -215,6 +215,9 @@ DEBUG_SUITES=${MRBOND_DEBUG_SUITES:-1}
 # Side by side: bonds from configuration files (apply, the udev rule).
 guest_suite_pair "t0-bench t0 selftests/rdma_mrbond/t0_single.sh 600" \
 	"t0-install t0 selftests/rdma_mrbond/t0_install.sh 600"
+# A host's boot: systemd as init, the install in /etc, RoCE ports appearing;
+# udev and the unit bring the bond back (testbed.py --systemd).
+guest_suite t0-boot t0 selftests/rdma_mrbond/t0_boot.sh 600 --systemd
 ((DEBUG_SUITES)) || guest_suite t0-control t0 selftests/rdma_mrbond/t0_control.sh 900
 # Two vCPUs: its race tests need both sides of a window to run at once.
 guest_suite t0-datapath t0 selftests/rdma_mrbond/t0_datapath.sh 1200 --cpus 2
