@@ -307,6 +307,59 @@ refusal_series() {
 	return 1
 }
 
+# tests_on KERNEL NAME FUNCTION...: adds NAME FUNCTION pairs to the suite's
+# list `tests` if the kernel running the suite takes them. KERNEL is `debug`
+# (the checking kernel: what drives rdma_mrbond's locks and lifetimes through
+# their races), `normal` (timing, data on the wire) or `both`. MRBOND_STAGE
+# names the running kernel: debug, normal (with the debug stage to follow),
+# or unset, the only stage, which takes every test.
+tests_on() {
+	local stage=${MRBOND_STAGE:-all}
+	[[ $1 == both || $stage == all || $stage == "$1" ]] && tests+=("${@:2}")
+	return 0
+}
+
+# refused STATE NAME WANT CMD...: one refusal case. CMD must fail and say
+# WANT, and STATE (a function) read the same before and after it (unless
+# refusal_series snapshots the whole series). A suite that checks more per
+# case sets REFUSAL_HOOK, a function called with "before" ahead of CMD, and
+# with "after" NAME OUTPUT once CMD was refused as expected: it fails the
+# case with its own reason.
+refused() {
+	local state=$1 name=$2 want=$3 before= after= out rc
+	shift 3
+	[[ -z ${REFUSAL_HOOK:-} ]] || "$REFUSAL_HOOK" before
+	((REFUSAL_SNAPSHOTS)) && before=$("$state")
+	out=$("$@" 2>&1)
+	rc=$?
+	((REFUSAL_SNAPSHOTS)) && after=$("$state")
+	if ((rc == 0)); then
+		echo "$name: accepted"
+		return 1
+	fi
+	if [[ $out != *"$want"* ]]; then
+		echo "$name: expected '$want', got: $out"
+		return 1
+	fi
+	[[ -z ${REFUSAL_HOOK:-} ]] || "$REFUSAL_HOOK" after "$name" "$out" || return 1
+	if [[ $before != "$after" ]]; then
+		echo "$name: state changed"
+		diff <(echo "$before") <(echo "$after")
+		return 1
+	fi
+	echo "$name: refused: $out"
+}
+
+# What the refusal cases send besides mrbondctl: a sysfs write, a raw
+# netlink request through the kernel's YNL CLI (what mrbondctl would never
+# send), a command without privileges.
+sysfs_write() { echo "$2" >"$1"; }
+ynl() {
+	python3 "$MRBOND_KSRC/tools/net/ynl/cli.py" --no-schema \
+		--spec "$MRBOND_ROOT/Documentation/netlink/specs/rdma_mrbond.yaml" "$@"
+}
+as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all --bounding-set=-all "$@"; }
+
 # Fault-injection points of rdma_mrbond's test build (MRBOND_FAULT_INJECT=1,
 # rust/inject.rs): a race test arms one and sees it taken.
 INJECT=/sys/kernel/debug/rdma_mrbond/inject

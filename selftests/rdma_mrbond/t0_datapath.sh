@@ -798,12 +798,7 @@ test_unload() {
 # run on the checking kernel; the side-by-side bandwidth and latency, whose
 # ratios mean nothing on a kernel that checks every lock, on the normal one;
 # the rest, data checks over every member type, on both.
-stage=${MRBOND_STAGE:-all}
 tests=()
-tests_on() {  # KERNEL (both, debug or normal) NAME FUNCTION...
-	[[ $1 == both || $stage == all || $stage == "$1" ]] && tests+=("${@:2}")
-	return 0
-}
 tests_on both \
 	cq_shared_by_qps_on_two_members test_spread_shared_cq \
 	qpn_collisions_handled test_qpn_collisions

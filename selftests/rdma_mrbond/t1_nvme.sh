@@ -1314,7 +1314,6 @@ dma_released_test() {
 # the suite runs the data flows only: the regression tests and WRR are
 # about the bond's control path, which does not depend on the member's
 # driver.
-stage=${MRBOND_STAGE:-all}
 if [[ $MRBOND_MEMBERS == dma ]]; then
 	tests=(dma_member_nvme_connect test_connect
 		dma_member_nvme_fio_verify test_fio_verify
@@ -1330,22 +1329,22 @@ if [[ $MRBOND_MEMBERS == dma ]]; then
 else
 	tests=(nvme_connect_over_bond test_connect)
 	[[ $MODE == bond ]] && tests+=(rdma_res_qp_member test_res_qp_member)
-	[[ $stage == debug ]] || tests+=(fio_verify test_fio_verify)
-	[[ $stage == normal ]] ||
-		tests+=(cable_pull_during_fio test_cable_pull
-			member_removed_during_fio test_member_removed
-			regress_listen_context_race test_regress_listen_context_race)
-	[[ $stage == debug ]] ||
-		tests+=(wrr_live_utilisation test_wrr_live_utilisation
-			ecn_marking_on_the_wire test_ecn_on_wire)
-	tests+=(nfs_rdma_fio_verify test_nfs_fio_verify)
-	[[ $stage == debug ]] ||
-		tests+=(nfs_rdma_cable_pull test_nfs_cable_pull
-			nfs_rdma_member_removal test_nfs_member_removal)
-	tests+=(nfs_rdma_unmount test_nfs_unmount)
-	[[ $stage == normal ]] ||
-		tests+=(regress_connect_during_member_removal test_regress_connect_during_member_removal
-			regress_no_mad_on_down_link test_regress_no_mad_on_down_link)
+	tests_on normal fio_verify test_fio_verify
+	tests_on debug \
+		cable_pull_during_fio test_cable_pull \
+		member_removed_during_fio test_member_removed \
+		regress_listen_context_race test_regress_listen_context_race
+	tests_on normal \
+		wrr_live_utilisation test_wrr_live_utilisation \
+		ecn_marking_on_the_wire test_ecn_on_wire
+	tests_on both nfs_rdma_fio_verify test_nfs_fio_verify
+	tests_on normal \
+		nfs_rdma_cable_pull test_nfs_cable_pull \
+		nfs_rdma_member_removal test_nfs_member_removal
+	tests_on both nfs_rdma_unmount test_nfs_unmount
+	tests_on debug \
+		regress_connect_during_member_removal test_regress_connect_during_member_removal \
+		regress_no_mad_on_down_link test_regress_no_mad_on_down_link
 	after=()
 fi
 ktap_header $((${#tests[@]} / 2 + ${#after[@]} + 2))

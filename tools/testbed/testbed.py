@@ -142,6 +142,9 @@ class SystemdRoot:
       kernel command line), and ``/tmp`` kept at boot (``D /tmp`` would
       empty the host's, which holds the tree and the run directory).
 
+    The tree and the run directory must be on the root filesystem: an
+    overlay does not reach into the mounts under its lower directory.
+
     The boot's target is ``mrbond-boot.target`` (sysinit, basic, and the
     units above): the host's own services (databases, NFS, timers) stay
     off, as they would only slow a boot under TCG.
@@ -165,48 +168,73 @@ class SystemdRoot:
 
     def stage(self):
         a = self.args
+        for path in (a.root, self.run_dir):
+            if os.stat(path).st_dev != os.stat("/").st_dev:
+                raise RuntimeError(f"--systemd: {path} is not on the root filesystem, "
+                                   "so not in the guest's overlay of it")
         shutil.rmtree(self.base, ignore_errors=True)
         for d in (self.upper, self.work, self.merged):
             os.makedirs(d)
         subprocess.run(["make", "-s", "-C", os.path.join(a.root, "tools"), "install",
                         "PROFILE=debug", f"DESTDIR={self.upper}"], check=True)
-        fixtures = os.path.join(a.root, "selftests", "rdma_mrbond", "boot")
-        etc = os.path.join(self.upper, "etc")
-        units = os.path.join(etc, "systemd", "system")
-        wants = os.path.join(units, f"{self.TARGET}.wants")
-        os.makedirs(os.path.join(etc, "rdma_mrbond"), exist_ok=True)
-        os.makedirs(wants)
-        boot_units = []
-        for name in sorted(os.listdir(fixtures)):
+        units = os.path.join(self.upper, "etc", "systemd", "system")
+        os.makedirs(os.path.join(units, f"{self.TARGET}.wants"))
+        self.runner_units(units, self.fixtures(units))
+        self.modules()
+        self.host_fixes(units)
+
+    def want(self, units, name):
+        os.symlink(f"../{name}", os.path.join(units, f"{self.TARGET}.wants", name))
+
+    def fixtures(self, units):
+        """The suite's bond files and units; returns the units' names."""
+        boot = os.path.join(self.args.root, "selftests", "rdma_mrbond", "boot")
+        conf = os.path.join(self.upper, "etc", "rdma_mrbond")
+        os.makedirs(conf, exist_ok=True)
+        names = []
+        for name in sorted(os.listdir(boot)):
             if name.endswith(".conf"):
-                shutil.copy(os.path.join(fixtures, name), os.path.join(etc, "rdma_mrbond"))
+                shutil.copy(os.path.join(boot, name), conf)
             elif name.endswith(".service"):
-                shutil.copy(os.path.join(fixtures, name), units)
-                os.symlink(f"../{name}", os.path.join(wants, name))
-                boot_units.append(name)
+                shutil.copy(os.path.join(boot, name), units)
+                self.want(units, name)
+                names.append(name)
+        return names
+
+    def runner_units(self, units, after):
+        """The boot's target, and the unit that runs the role script."""
+        a = self.args
         out = os.path.join(self.run_dir, f"{self.role}.out")
-        after = " ".join(["basic.target"] + boot_units)
+        script = f"cd {a.root} && {self.env} bash {a.script} {self.role} >{out} 2>&1"
         with open(os.path.join(units, self.TARGET), "w") as f:
             f.write("[Unit]\nDescription=rdma_mrbond testbed boot\n"
                     "Requires=basic.target\nAfter=basic.target\n")
         with open(os.path.join(units, "mrbond-testbed.service"), "w") as f:
             f.write("[Unit]\nDescription=rdma_mrbond testbed: the role script\n"
-                    f"After={after}\n\n[Service]\nType=oneshot\nTimeoutStartSec=infinity\n"
-                    f"ExecStart=-/bin/bash -c {shlex.quote(f'cd {a.root} && {self.env} bash {a.script} {self.role} >{out} 2>&1')}\n"
+                    f"After={' '.join(['basic.target'] + after)}\n\n"
+                    "[Service]\nType=oneshot\nTimeoutStartSec=infinity\n"
+                    f"ExecStart=-/bin/bash -c {shlex.quote(script)}\n"
                     "ExecStart=/bin/systemctl poweroff --no-block\n")
-        os.symlink("../mrbond-testbed.service", os.path.join(wants, "mrbond-testbed.service"))
-        with open(os.path.join(a.kdir, "include", "config", "kernel.release")) as f:
+        self.want(units, "mrbond-testbed.service")
+
+    def modules(self):
+        kdir = self.args.kdir
+        with open(os.path.join(kdir, "include", "config", "kernel.release")) as f:
             release = f.read().strip()
         modules = os.path.join(self.upper, "usr", "lib", "modules")
         os.makedirs(modules)
-        os.symlink(os.path.join(a.kdir, ".virtme_mods", "lib", "modules", "0.0.0"),
+        os.symlink(os.path.join(kdir, ".virtme_mods", "lib", "modules", "0.0.0"),
                    os.path.join(modules, release))
+
+    def host_fixes(self, units):
+        """What in the host's root would mislead the guest."""
         # Fails under virtme (no seat), again and again; nothing here logs in.
         os.symlink("/dev/null", os.path.join(units, "systemd-logind.service"))
         if os.path.exists("/.dockerenv"):
             os.mknod(os.path.join(self.upper, ".dockerenv"), stat.S_IFCHR, os.makedev(0, 0))
-        os.makedirs(os.path.join(etc, "tmpfiles.d"))
-        with open(os.path.join(etc, "tmpfiles.d", "tmp.conf"), "w") as f:
+        tmpfiles = os.path.join(self.upper, "etc", "tmpfiles.d")
+        os.makedirs(tmpfiles)
+        with open(os.path.join(tmpfiles, "tmp.conf"), "w") as f:
             f.write("d /tmp 1777 root root -\n")
 
     def wrap(self, vng):
