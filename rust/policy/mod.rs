@@ -27,6 +27,8 @@
 //! - [`caps`]: the vdev's device attributes, the intersection of its
 //!   members', and whether a joining member covers them.
 //! - [`qpn`]: when a destroyed QP's number may be taken again.
+//! - [`resume`]: on a transparent failover, which unresolved send WRs the
+//!   peer executed and which are posted again.
 //! - [`mad`]: the network header the GSI proxy writes in front of a MAD it
 //!   hands to the device's QP1.
 //! - [`selfcheck`]: deterministic scenarios run by both `cargo test` and KUnit.
@@ -49,6 +51,7 @@ pub mod placement;
 pub mod pma;
 pub mod port;
 pub mod qpn;
+pub mod resume;
 pub mod selfcheck;
 pub mod ulp;
 pub mod wrid;

@@ -17,6 +17,7 @@ use super::failover::{
 use super::hash::{l34_hash, FlowKey};
 use super::knobs::{self, BondMode, ConfigError, Knob, KnobValues};
 use super::placement::{Pin, PinScope, PlaceError, PlaceRequest, Placer, Policy};
+use super::resume::{plan_resume, Fate, ResumeError, SendOp};
 use super::wrr;
 use super::{MemberIndex, MemberMask, MAX_MEMBERS};
 
@@ -52,6 +53,7 @@ pub const CASES: &[(&str, Case)] = &[
     ("pfc_decisions", pfc_decisions),
     ("ulp_key_rules", ulp_key_rules),
     ("caps_intersection", caps_intersection),
+    ("resume_exactly_once", resume_exactly_once),
 ];
 
 /// Runs every case; returns the number that passed and the first failure.
@@ -922,5 +924,45 @@ pub fn caps_intersection() -> CaseResult {
     ensure(
         caps::weaker(&member(4096, 0x3000, 0b010, 16), &v) == Some("local_ca_ack_delay"),
         "a slower member is refused",
+    )
+}
+
+/// A QP resumed on another rail: of the WRs without a completion, those the
+/// peer's receive count shows executed succeed, the rest are posted again;
+/// a count the ring rules out, or an atomic, takes the flush path.
+pub fn resume_exactly_once() -> CaseResult {
+    use SendOp::{Atomic, Consuming, Read, Write};
+    let ops = [Write, Consuming, Read, Consuming, Write, Consuming];
+    let mut fates = [Fate::Repost; 6];
+    // 3 consuming WRs completed here before; the peer consumed 5 receives:
+    // the first two consuming WRs of the ring.
+    let plan = plan_resume(&ops, 3, 5, &mut fates).map_err(|_| "a consistent count resumes")?;
+    ensure(
+        fates
+            == [
+                Fate::Succeed,
+                Fate::Succeed,
+                Fate::Repost,
+                Fate::Succeed,
+                Fate::Repost,
+                Fate::Repost,
+            ],
+        "executed WRs succeed, a READ and what follows the last executed are posted again",
+    )?;
+    ensure(
+        plan.succeed == 3 && plan.repost == 3 && plan.writes_maybe_twice == 1,
+        "the plan's counts",
+    )?;
+    ensure(
+        plan_resume(&ops, 3, 2, &mut fates) == Err(ResumeError::PeerBehind),
+        "a peer behind what completed here",
+    )?;
+    ensure(
+        plan_resume(&ops, 3, 7, &mut fates) == Err(ResumeError::PeerAhead),
+        "a peer ahead of what was posted",
+    )?;
+    ensure(
+        plan_resume(&[Consuming, Atomic], 0, 1, &mut fates) == Err(ResumeError::Atomic),
+        "an atomic is not resumed",
     )
 }
