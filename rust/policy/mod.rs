@@ -31,6 +31,8 @@
 //!   peer executed and which are posted again.
 //! - [`mad`]: the network header the GSI proxy writes in front of a MAD it
 //!   hands to the device's QP1.
+//! - [`tfo_wire`]: the vendor MADs of transparent failover's control
+//!   channel (HELLO, HEARTBEAT, RESUME).
 //! - [`selfcheck`]: deterministic scenarios run by both `cargo test` and KUnit.
 //!
 //! The kernel target is x86_64 (and arm64): `u64` division is used outside the
@@ -53,6 +55,7 @@ pub mod port;
 pub mod qpn;
 pub mod resume;
 pub mod selfcheck;
+pub mod tfo_wire;
 pub mod ulp;
 pub mod wrid;
 pub mod wrr;

@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: GPL-2.0
+//! The failover control channel's MADs: what is encoded decodes to the same
+//! message, a MAD of another class, OUI, version or attribute is not ours,
+//! and no input makes decoding fail other than with `None`.
+
+use mrbond_policy::policy::tfo_wire::{
+    decode, encode, Connection, Heartbeat, Hello, Message, Resume, CLASS_TFO, KEYS_PER_MAD,
+    MAD_SIZE,
+};
+use proptest::prelude::*;
+
+fn conn() -> impl Strategy<Value = Connection> {
+    (0u32..1 << 24, 0u32..1 << 24).prop_map(|(local_qpn, remote_qpn)| Connection {
+        local_qpn,
+        remote_qpn,
+    })
+}
+
+fn message() -> impl Strategy<Value = Message> {
+    prop_oneof![
+        (conn(), any::<u64>(), any::<u16>()).prop_map(|(conn, node_guid, heartbeat_ms)| {
+            Message::Hello(Hello {
+                conn,
+                node_guid,
+                heartbeat_ms,
+            })
+        }),
+        (any::<u8>(), any::<u32>(), any::<u32>())
+            .prop_map(|(rail, seq, echo)| Message::Heartbeat(Heartbeat { rail, seq, echo })),
+        (
+            conn(),
+            any::<u64>(),
+            0u32..1 << 24,
+            0u32..1 << 24,
+            any::<u8>(),
+            any::<u16>(),
+            prop::collection::vec((any::<u32>(), any::<u32>()), 0..=KEYS_PER_MAD),
+        )
+            .prop_map(
+                |(conn, rx_consumed, member_qpn, psn, rail, first_key, pairs)| {
+                    let mut keys = [(0, 0); KEYS_PER_MAD];
+                    keys[..pairs.len()].copy_from_slice(&pairs);
+                    Message::Resume(Resume {
+                        conn,
+                        rx_consumed,
+                        member_qpn,
+                        psn,
+                        rail,
+                        first_key,
+                        nkeys: pairs.len() as u8,
+                        keys,
+                    })
+                }
+            ),
+    ]
+}
+
+proptest! {
+    #[test]
+    fn what_is_encoded_decodes_the_same(msg in message(), tid in any::<u64>()) {
+        let mut mad = [0xa5; MAD_SIZE];
+        encode(&msg, tid, &mut mad);
+        prop_assert_eq!(decode(&mad), Some((msg, tid)));
+    }
+
+    #[test]
+    fn a_changed_class_oui_version_or_attribute_is_not_ours(
+        msg in message(),
+        at in prop::sample::select(vec![0usize, 1, 2, 3, 16, 17, 37, 38, 39]),
+        flip in 1u8..=255,
+    ) {
+        let mut mad = [0; MAD_SIZE];
+        encode(&msg, 7, &mut mad);
+        mad[at] ^= flip;
+        // An attribute changed into another known one may still decode, as
+        // that message: never as the original.
+        prop_assert_ne!(decode(&mad).map(|(m, _)| m), Some(msg));
+    }
+
+    #[test]
+    fn any_bytes_decode_or_not_without_failing(bytes in prop::collection::vec(any::<u8>(), MAD_SIZE)) {
+        let mut mad = [0; MAD_SIZE];
+        mad.copy_from_slice(&bytes);
+        mad[1] = CLASS_TFO;
+        let _ = decode(&mad);
+    }
+}
+
+#[test]
+fn a_resume_with_more_keys_than_fit_or_a_wide_psn_is_refused() {
+    let mut keys = [(0, 0); KEYS_PER_MAD];
+    keys[0] = (0x1234, 0x5678);
+    let resume = Resume {
+        conn: Connection {
+            local_qpn: 0x11,
+            remote_qpn: 0x12,
+        },
+        rx_consumed: 9,
+        member_qpn: 0x20,
+        psn: 0x123,
+        rail: 1,
+        first_key: 0,
+        nkeys: 1,
+        keys,
+    };
+    let mut mad = [0; MAD_SIZE];
+    encode(&Message::Resume(resume), 1, &mut mad);
+    assert!(decode(&mad).is_some());
+    let mut wide = mad;
+    wide[40 + 25] = KEYS_PER_MAD as u8 + 1; // nkeys
+    assert_eq!(decode(&wide), None);
+    let mut wide = mad;
+    wide[40 + 20] = 1; // the PSN's top byte
+    assert_eq!(decode(&wide), None);
+}

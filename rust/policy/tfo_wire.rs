@@ -1,0 +1,237 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The control channel of transparent failover (issue 17): the vendor MADs
+//! two bonds exchange on their members' GSI, byte by byte.
+//!
+//! A vendor MAD of the OUI-carrying range (IBTA vol. 1, 13.4.9: classes
+//! 0x30-0x4f), unsegmented: the common header, an RMPP header left zero,
+//! a reserved byte, the OUI, then 216 bytes of data. Three messages:
+//! - [`Hello`]: at connect, each end says it can resume the connection's
+//!   QPs; a peer that never says so gets the flush path;
+//! - [`Heartbeat`]: on every rail pair, a sequence number and the last one
+//!   heard from the other end, which tells which direction lost packets;
+//! - [`Resume`]: a QP moves to another rail: the receives the sender
+//!   consumed (`policy::resume` turns the peer's into fates), its new member
+//!   QP, and the rkeys the peer must use from now on, in as many MADs as
+//!   they need (`first_key` places each batch).
+//!
+//! Fields are big-endian. Decoding checks everything it reads and returns
+//! `None` for anything else; nothing here can panic.
+
+/// A MAD (`IB_MGMT_MAD_SIZE`).
+pub const MAD_SIZE: usize = 256;
+/// Our vendor class (`IB_MGMT_CLASS_VENDOR_RANGE2_START` + 8).
+pub const CLASS_TFO: u8 = 0x38;
+/// The OUI our class is scoped by: the Linux RDMA stack's own
+/// (`IB_OPENIB_OUI`). A deployment beyond the testbed needs one assigned.
+pub const OUI: u32 = 0x00_1405;
+/// This format's version (the class version of the header).
+pub const VERSION: u8 = 1;
+/// The most rkey pairs one RESUME carries.
+pub const KEYS_PER_MAD: usize = (MAD_SIZE - DATA - RESUME_KEYS) / 8;
+
+const BASE_VERSION: u8 = 1;
+const METHOD_SEND: u8 = 0x03;
+const ATTR_HELLO: u16 = 0x0001;
+const ATTR_HEARTBEAT: u16 = 0x0002;
+const ATTR_RESUME: u16 = 0x0003;
+/// Offsets: the common header's fields (base version, class, class
+/// version and method are its first four bytes), the OUI, the data.
+const TID: usize = 8;
+const ATTR_ID: usize = 16;
+const OUI_AT: usize = 37;
+const DATA: usize = 40;
+/// A RESUME's rkey pairs, from the data's start.
+const RESUME_KEYS: usize = 28;
+/// PSNs and QPNs are 24 bits.
+const PSN_MASK: u32 = 0x00ff_ffff;
+
+/// The connection a message is about: both ends' bond QPNs, the sender's
+/// first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Connection {
+    /// The sender's bond QPN.
+    pub local_qpn: u32,
+    /// The receiver's bond QPN.
+    pub remote_qpn: u32,
+}
+
+/// HELLO: the sender can resume this connection's QPs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Hello {
+    /// The connection.
+    pub conn: Connection,
+    /// The sender bond's node GUID.
+    pub node_guid: u64,
+    /// How often the sender sends heartbeats on each rail, in ms.
+    pub heartbeat_ms: u16,
+}
+
+/// HEARTBEAT on one rail.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Heartbeat {
+    /// The rail (its index, the same at both ends).
+    pub rail: u8,
+    /// The sender's sequence number.
+    pub seq: u32,
+    /// The last sequence number the sender heard on this rail.
+    pub echo: u32,
+}
+
+/// RESUME: one batch of a QP's move to another rail.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Resume {
+    /// The connection.
+    pub conn: Connection,
+    /// Receives the sender consumed on this connection, over every rail.
+    pub rx_consumed: u64,
+    /// The sender's member QP on the new rail.
+    pub member_qpn: u32,
+    /// Its first PSN (24 bits).
+    pub psn: u32,
+    /// The new rail.
+    pub rail: u8,
+    /// The place of `keys[0]` in the whole update.
+    pub first_key: u16,
+    /// How many of `keys` are used.
+    pub nkeys: u8,
+    /// (bond rkey, member rkey on the new rail) pairs.
+    pub keys: [(u32, u32); KEYS_PER_MAD],
+}
+
+/// A message of the channel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Message {
+    /// See [`Hello`].
+    Hello(Hello),
+    /// See [`Heartbeat`].
+    Heartbeat(Heartbeat),
+    /// See [`Resume`].
+    Resume(Resume),
+}
+
+fn put(mad: &mut [u8; MAD_SIZE], at: usize, bytes: &[u8]) {
+    if let Some(dst) = at
+        .checked_add(bytes.len())
+        .and_then(|end| mad.get_mut(at..end))
+    {
+        dst.copy_from_slice(bytes);
+    }
+}
+
+fn get<const N: usize>(mad: &[u8; MAD_SIZE], at: usize) -> Option<[u8; N]> {
+    mad.get(at..at.checked_add(N)?)?.try_into().ok()
+}
+
+fn data(field: usize) -> usize {
+    DATA.saturating_add(field)
+}
+
+/// `msg` as a MAD with transaction ID `tid`.
+pub fn encode(msg: &Message, tid: u64, mad: &mut [u8; MAD_SIZE]) {
+    *mad = [0; MAD_SIZE];
+    let attr = match msg {
+        Message::Hello(_) => ATTR_HELLO,
+        Message::Heartbeat(_) => ATTR_HEARTBEAT,
+        Message::Resume(_) => ATTR_RESUME,
+    };
+    put(mad, 0, &[BASE_VERSION, CLASS_TFO, VERSION, METHOD_SEND]);
+    put(mad, TID, &tid.to_be_bytes());
+    put(mad, ATTR_ID, &attr.to_be_bytes());
+    put(mad, OUI_AT, &OUI.to_be_bytes()[1..]);
+    match msg {
+        Message::Hello(h) => {
+            put(mad, data(0), &h.conn.local_qpn.to_be_bytes());
+            put(mad, data(4), &h.conn.remote_qpn.to_be_bytes());
+            put(mad, data(8), &h.node_guid.to_be_bytes());
+            put(mad, data(16), &h.heartbeat_ms.to_be_bytes());
+        }
+        Message::Heartbeat(b) => {
+            put(mad, data(0), &[b.rail]);
+            put(mad, data(4), &b.seq.to_be_bytes());
+            put(mad, data(8), &b.echo.to_be_bytes());
+        }
+        Message::Resume(r) => {
+            put(mad, data(0), &r.conn.local_qpn.to_be_bytes());
+            put(mad, data(4), &r.conn.remote_qpn.to_be_bytes());
+            put(mad, data(8), &r.rx_consumed.to_be_bytes());
+            put(mad, data(16), &r.member_qpn.to_be_bytes());
+            put(mad, data(20), &(r.psn & PSN_MASK).to_be_bytes());
+            let used = usize::from(r.nkeys).min(KEYS_PER_MAD);
+            put(mad, data(24), &[r.rail, u8::try_from(used).unwrap_or(0)]);
+            put(mad, data(26), &r.first_key.to_be_bytes());
+            for (i, (bond, member)) in r.keys.iter().take(used).enumerate() {
+                let at = data(RESUME_KEYS.saturating_add(i.saturating_mul(8)));
+                put(mad, at, &bond.to_be_bytes());
+                put(mad, at.saturating_add(4), &member.to_be_bytes());
+            }
+        }
+    }
+}
+
+fn u32_at(mad: &[u8; MAD_SIZE], field: usize) -> Option<u32> {
+    get(mad, data(field)).map(u32::from_be_bytes)
+}
+
+fn connection(mad: &[u8; MAD_SIZE]) -> Option<Connection> {
+    Some(Connection {
+        local_qpn: u32_at(mad, 0)?,
+        remote_qpn: u32_at(mad, 4)?,
+    })
+}
+
+/// The message a MAD of our class carries and its transaction ID; `None`
+/// for a MAD that is not one (another class, OUI, version or method, an
+/// unknown attribute, a field out of range).
+pub fn decode(mad: &[u8; MAD_SIZE]) -> Option<(Message, u64)> {
+    let [base, class, version, method] = get::<4>(mad, 0)?;
+    if base != BASE_VERSION || class != CLASS_TFO || version != VERSION || method != METHOD_SEND {
+        return None;
+    }
+    let [o0, o1, o2] = get::<3>(mad, OUI_AT)?;
+    if u32::from_be_bytes([0, o0, o1, o2]) != OUI {
+        return None;
+    }
+    let tid = u64::from_be_bytes(get(mad, TID)?);
+    let msg = match u16::from_be_bytes(get(mad, ATTR_ID)?) {
+        ATTR_HELLO => Message::Hello(Hello {
+            conn: connection(mad)?,
+            node_guid: u64::from_be_bytes(get(mad, data(8))?),
+            heartbeat_ms: u16::from_be_bytes(get(mad, data(16))?),
+        }),
+        ATTR_HEARTBEAT => Message::Heartbeat(Heartbeat {
+            rail: get::<1>(mad, data(0))?[0],
+            seq: u32_at(mad, 4)?,
+            echo: u32_at(mad, 8)?,
+        }),
+        ATTR_RESUME => {
+            let psn = u32_at(mad, 20)?;
+            let [rail, nkeys] = get::<2>(mad, data(24))?;
+            let member_qpn = u32_at(mad, 16)?;
+            // QPNs and PSNs are 24 bits.
+            if psn & !PSN_MASK != 0
+                || member_qpn & !PSN_MASK != 0
+                || usize::from(nkeys) > KEYS_PER_MAD
+            {
+                return None;
+            }
+            let mut keys = [(0, 0); KEYS_PER_MAD];
+            for (i, key) in keys.iter_mut().take(usize::from(nkeys)).enumerate() {
+                let field = RESUME_KEYS.checked_add(i.checked_mul(8)?)?;
+                *key = (u32_at(mad, field)?, u32_at(mad, field.checked_add(4)?)?);
+            }
+            Message::Resume(Resume {
+                conn: connection(mad)?,
+                rx_consumed: u64::from_be_bytes(get(mad, data(8))?),
+                member_qpn,
+                psn,
+                rail,
+                first_key: u16::from_be_bytes(get(mad, data(26))?),
+                nkeys,
+                keys,
+            })
+        }
+        _ => return None,
+    };
+    Some((msg, tid))
+}
