@@ -61,13 +61,16 @@ test_boot_member_readd() {
 		{ echo "not the unit's doing:"; unit_diag; return 1; }
 }
 
-# The unit started again with nothing to do changes nothing.
+# The unit started again with nothing to do changes nothing. (A run udev
+# started late for the re-added device may land here too: it has nothing to
+# do either.)
 test_boot_apply_idempotent() {
 	local before
 	before=$(bond_config)
 	journal_mark
 	systemctl start "$UNIT" || { unit_diag; return 1; }
-	[[ $(unit_log) == 'mrbond0: as configured' ]] || { unit_log; unit_diag; return 1; }
+	[[ -n $(unit_log) && -z $(unit_log | grep -vx 'mrbond0: as configured') ]] ||
+		{ unit_log; unit_diag; return 1; }
 	[[ $(bond_config) == "$before" ]] || { echo "state changed"; return 1; }
 }
 
