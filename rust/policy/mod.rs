@@ -31,6 +31,8 @@
 //!   peer executed and which are posted again.
 //! - [`mad`]: the network header the GSI proxy writes in front of a MAD it
 //!   hands to the device's QP1.
+//! - [`probe`]: gray failures: a rail's heartbeats tell which direction
+//!   drops packets.
 //! - [`tfo_wire`]: the vendor MADs of transparent failover's control
 //!   channel (HELLO, HEARTBEAT, RESUME).
 //! - [`selfcheck`]: deterministic scenarios run by both `cargo test` and KUnit.
@@ -52,6 +54,7 @@ pub mod options;
 pub mod placement;
 pub mod pma;
 pub mod port;
+pub mod probe;
 pub mod qpn;
 pub mod resume;
 pub mod selfcheck;
