@@ -33,6 +33,8 @@
 //!   hands to the device's QP1.
 //! - [`probe`]: gray failures: a rail's heartbeats tell which direction
 //!   drops packets.
+//! - [`rkey`]: bond rkeys, and a connection's table that turns the peer's
+//!   into member rkeys on the current rail.
 //! - [`tfo_wire`]: the vendor MADs of transparent failover's control
 //!   channel (HELLO, HEARTBEAT, RESUME).
 //! - [`selfcheck`]: deterministic scenarios run by both `cargo test` and KUnit.
@@ -57,6 +59,7 @@ pub mod port;
 pub mod probe;
 pub mod qpn;
 pub mod resume;
+pub mod rkey;
 pub mod selfcheck;
 pub mod tfo_wire;
 pub mod ulp;
