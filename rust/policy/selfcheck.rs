@@ -17,7 +17,9 @@ use super::failover::{
 use super::hash::{l34_hash, FlowKey};
 use super::knobs::{self, BondMode, ConfigError, Knob, KnobValues};
 use super::placement::{Pin, PinScope, PlaceError, PlaceRequest, Placer, Policy};
+use super::probe::{Direction, Health, ProbeConfig, RailProbe};
 use super::resume::{plan_resume, Fate, ResumeError, SendOp};
+use super::rkey::{KeyError, RemoteKeys};
 use super::wrr;
 use super::{MemberIndex, MemberMask, MAX_MEMBERS};
 
@@ -54,6 +56,8 @@ pub const CASES: &[(&str, Case)] = &[
     ("ulp_key_rules", ulp_key_rules),
     ("caps_intersection", caps_intersection),
     ("resume_exactly_once", resume_exactly_once),
+    ("probe_one_way_loss", probe_one_way_loss),
+    ("rkey_translation", rkey_translation),
 ];
 
 /// Runs every case; returns the number that passed and the first failure.
@@ -964,5 +968,61 @@ pub fn resume_exactly_once() -> CaseResult {
     ensure(
         plan_resume(&[Consuming, Atomic], 0, 1, &mut fates) == Err(ResumeError::Atomic),
         "an atomic is not resumed",
+    )
+}
+
+/// Two rail probes exchanging heartbeats: when one direction drops them,
+/// the end that stops hearing says "receive" and the other "transmit".
+pub fn probe_one_way_loss() -> CaseResult {
+    let cfg = ProbeConfig::DEFAULT;
+    let mut a = RailProbe::new(cfg, 0);
+    let mut b = RailProbe::new(cfg, 0);
+    let lost_from = cfg.interval_ns.saturating_mul(20);
+    let mut now = 0u64;
+    let (mut a_down, mut b_down) = (None, None);
+    while now < cfg.interval_ns.saturating_mul(40) {
+        let (seq, echo) = a.heartbeat();
+        if now < lost_from {
+            b.heard(seq, echo, now);
+        }
+        let (seq, echo) = b.heartbeat();
+        a.heard(seq, echo, now);
+        if let Some(h) = a.tick(now) {
+            a_down = a_down.or(Some(h));
+        }
+        if let Some(h) = b.tick(now) {
+            b_down = b_down.or(Some(h));
+        }
+        now = now.saturating_add(cfg.interval_ns);
+    }
+    ensure(
+        matches!(a_down, Some(Health::Down(Direction::Transmit, _))),
+        "the unheard end says transmit",
+    )?;
+    ensure(
+        matches!(b_down, Some(Health::Down(Direction::Receive, _))),
+        "the deaf end says receive",
+    )
+}
+
+/// A peer's bond rkey becomes its member rkey on the current rail with the
+/// ULP's key byte; a rail change forgets every key.
+pub fn rkey_translation() -> CaseResult {
+    let mut store = [None; 4];
+    let mut keys = RemoteKeys::new(&mut store);
+    ensure(keys.update(&[(0x201, 0x0055_6601)]).is_ok(), "in range")?;
+    ensure(
+        keys.translate(0x2a7) == Ok(0x0055_66a7),
+        "base and key byte",
+    )?;
+    ensure(
+        keys.update(&[(0x001, 1), (0x401, 2)]) == Err(KeyError::OutOfRange)
+            && keys.translate(0x001) == Err(KeyError::Unknown),
+        "a batch out of range changes nothing",
+    )?;
+    keys.clear();
+    ensure(
+        keys.translate(0x2a7) == Err(KeyError::Unknown),
+        "a rail change forgets",
     )
 }
