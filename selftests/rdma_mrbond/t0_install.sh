@@ -142,6 +142,22 @@ test_regress_rename_vs_member_readd() {
 	return $rc
 }
 
+# The bond's own device renamed (`rdma dev set`): a bond is named by its
+# device, read when asked, so netlink, sysfs and mrbondctl follow it, and
+# the old name is free; renamed back, its file finds it as configured.
+test_bond_rename_followed() {
+	local rc=0
+	rdma dev set mrbond0 name mrbondz || return 1
+	[[ -d $SYS/mrbondz/mrbond && ! -e $SYS/mrbond0 ]] || { ls "$SYS"; rc=1; }
+	"$CTL" bond show mrbondz | grep -q '^mrbondz:' || { "$CTL" bond show; rc=1; }
+	! "$CTL" bond show mrbond0 >/dev/null 2>&1 || { echo "mrbond0 still answers"; rc=1; }
+	"$CTL" bond set mrbondz policy rr && [[ $(cat "$SYS/mrbondz/mrbond/policy") == rr ]] || rc=1
+	"$CTL" bond set mrbondz policy lqf || rc=1
+	rdma dev set mrbondz name mrbond0 || return 1
+	[[ $(apply 2>&1) == 'mrbond0: as configured' ]] || { apply; rc=1; }
+	return $rc
+}
+
 # The udev rule, as installed but pointing at this tree's mrbondctl and
 # configuration: a device a bond file names gets that bond's unit in
 # SYSTEMD_WANTS, one no file names gets none.
@@ -232,7 +248,7 @@ test_unit_commands() {
 	"$CTL" bond del mrbond0 && rmmod rdma_mrbond
 }
 
-ktap_header 9
+ktap_header 10
 if ! out=$(setup 2>&1); then
 	echo "$out" | sed 's/^/# /'
 	echo "Bail out! setup failed"
@@ -243,6 +259,7 @@ run_test persist_apply_idempotent test_apply_idempotent
 run_test persist_member_readd test_member_readd
 run_test rename_followed test_rename_followed
 run_test regress_rename_vs_member_readd test_regress_rename_vs_member_readd
+run_test bond_rename_followed test_bond_rename_followed
 run_test persist_udev_wants test_udev_wants
 run_test bond_del eval '"$CTL" bond del mrbond0'
 run_test install_modprobe_after_dkms test_modprobe_after_dkms
