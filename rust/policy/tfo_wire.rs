@@ -13,7 +13,8 @@
 //! - [`Resume`]: a QP moves to another rail: the receives the sender
 //!   consumed (`policy::resume` turns the peer's into fates), its new member
 //!   QP, and the rkeys the peer must use from now on, in as many MADs as
-//!   they need (`first_key` places each batch).
+//!   they need (`keys_left` says how many follow: the update is whole when
+//!   it reaches 0).
 //!
 //! Fields are big-endian. Decoding checks everything it reads and returns
 //! `None` for anything else; nothing here can panic.
@@ -91,8 +92,9 @@ pub struct Resume {
     pub psn: u32,
     /// The new rail.
     pub rail: u8,
-    /// The place of `keys[0]` in the whole update.
-    pub first_key: u16,
+    /// Key pairs still to come in later RESUMEs of this move: 0 in the
+    /// last.
+    pub keys_left: u16,
     /// How many of `keys` are used.
     pub nkeys: u8,
     /// (bond rkey, member rkey on the new rail) pairs.
@@ -159,7 +161,7 @@ pub fn encode(msg: &Message, tid: u64, mad: &mut [u8; MAD_SIZE]) {
             put(mad, data(20), &(r.psn & PSN_MASK).to_be_bytes());
             let used = usize::from(r.nkeys).min(KEYS_PER_MAD);
             put(mad, data(24), &[r.rail, u8::try_from(used).unwrap_or(0)]);
-            put(mad, data(26), &r.first_key.to_be_bytes());
+            put(mad, data(26), &r.keys_left.to_be_bytes());
             for (i, (bond, member)) in r.keys.iter().take(used).enumerate() {
                 let at = data(RESUME_KEYS.saturating_add(i.saturating_mul(8)));
                 put(mad, at, &bond.to_be_bytes());
@@ -226,7 +228,7 @@ pub fn decode(mad: &[u8; MAD_SIZE]) -> Option<(Message, u64)> {
                 member_qpn,
                 psn,
                 rail,
-                first_key: u16::from_be_bytes(get(mad, data(26))?),
+                keys_left: u16::from_be_bytes(get(mad, data(26))?),
                 nkeys,
                 keys,
             })

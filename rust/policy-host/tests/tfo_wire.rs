@@ -37,7 +37,7 @@ fn message() -> impl Strategy<Value = Message> {
             prop::collection::vec((any::<u32>(), any::<u32>()), 0..=KEYS_PER_MAD),
         )
             .prop_map(
-                |(conn, rx_consumed, member_qpn, psn, rail, first_key, pairs)| {
+                |(conn, rx_consumed, member_qpn, psn, rail, keys_left, pairs)| {
                     let mut keys = [(0, 0); KEYS_PER_MAD];
                     keys[..pairs.len()].copy_from_slice(&pairs);
                     Message::Resume(Resume {
@@ -46,7 +46,7 @@ fn message() -> impl Strategy<Value = Message> {
                         member_qpn,
                         psn,
                         rail,
-                        first_key,
+                        keys_left,
                         nkeys: pairs.len() as u8,
                         keys,
                     })
@@ -99,7 +99,7 @@ fn a_resume_with_more_keys_than_fit_or_a_wide_psn_is_refused() {
         member_qpn: 0x20,
         psn: 0x123,
         rail: 1,
-        first_key: 0,
+        keys_left: 0,
         nkeys: 1,
         keys,
     };
