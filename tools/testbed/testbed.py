@@ -88,6 +88,9 @@ def kernel_source(kdir):
 
 
 def log(msg):
+    # The results go to stdout, through run-tests.sh's tee, into the same
+    # log as this: flushed first, a result line is never cut by a log line.
+    sys.stdout.flush()
     print(f"[testbed {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
 
 
