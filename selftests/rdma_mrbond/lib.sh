@@ -307,6 +307,10 @@ refusal_series() {
 	return 1
 }
 
+# dev_index DEV: an RDMA device's index, its place in rdma_cm's device
+# order (a bond must be ahead of its members).
+dev_index() { rdma -j dev show "$1" | jq -r '.[0].ifindex'; }
+
 # tests_on KERNEL NAME FUNCTION...: adds NAME FUNCTION pairs to the suite's
 # list `tests` if the kernel running the suite takes them. KERNEL is `debug`
 # (the checking kernel: what drives rdma_mrbond's locks and lifetimes through

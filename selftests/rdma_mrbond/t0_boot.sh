@@ -14,7 +14,6 @@ MRBOND_CTL=/usr/local/bin/mrbondctl CTL=/usr/local/bin/mrbondctl
 SYS=/sys/class/infiniband
 UNIT=rdma-mrbond@mrbond0.service
 member_attr() { cat "$SYS/mrbond0/mrbond/members/$1/$2"; }
-dev_index() { rdma -j dev show "$1" | jq -r '.[0].ifindex'; }
 # What the unit's mrbondctl printed this boot, oldest first; after
 # `journal_mark`, only what came since.
 unit_log() {

@@ -13,7 +13,6 @@ SYS=/sys/class/infiniband
 CONF=$TB_TMP/etc-rdma_mrbond  # stands for /etc/rdma_mrbond
 apply() { "$CTL" apply --config-dir "$CONF" "$@"; }
 member_attr() { cat "$SYS/mrbond0/mrbond/members/$1/$2"; }
-dev_index() { rdma -j dev show "$1" | jq -r '.[0].ifindex'; }
 
 setup() {
 	modprobe veth && modprobe rdma_rxe || return 1
