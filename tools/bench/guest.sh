@@ -82,18 +82,27 @@ aggregate() {
 	return $rc
 }
 
-# The server waits for the whole run: up to 200 ms a round trip (about 50
-# here) and SERVER_MS besides.
-latency() {  # latency PHASE: 64 B SEND ping-pong, one connection
-	local common="mode=lat size=64 iters=$LAT_ITERS"
-	local wait="timeout_ms=$((LAT_ITERS * 200 + SERVER_MS))"
-	if [[ $1 == raw ]]; then
-		run_case latency-send-64 raw "local=$(rail_ip 0 1) $wait" -- \
-			"local=$(rail_ip 0 0) peer=$(rail_ip 0 1) dev=$(member_name 0) $common"
-	else
-		run_case latency-send-64 bond "local=$(service_ip 1) $wait" -- \
-			"local=$(service_ip 0) peer=$(service_ip 1) dev=mrbond0 $common"
-	fi
+# 64 B ping-pong over one connection: SEND (lat) and RDMA WRITE with
+# immediate (wlat: the immediate is how the other end learns the WRITE
+# landed, as perftest's ib_write_lat polls its buffer). The server waits for
+# the whole run: up to 200 ms a round trip (about 50 here) and SERVER_MS
+# besides.
+latency() {  # latency PHASE
+	local wait="timeout_ms=$((LAT_ITERS * 200 + SERVER_MS))" op mode rc=0
+	for op in send write; do
+		mode=lat
+		[[ $op == write ]] && mode=wlat
+		local common="mode=$mode size=64 iters=$LAT_ITERS"
+		if [[ $1 == raw ]]; then
+			run_case "latency-$op-64" raw "local=$(rail_ip 0 1) $wait" -- \
+				"local=$(rail_ip 0 0) peer=$(rail_ip 0 1) dev=$(member_name 0) $common" ||
+				rc=1
+		else
+			run_case "latency-$op-64" bond "local=$(service_ip 1) $wait" -- \
+				"local=$(service_ip 0) peer=$(service_ip 1) dev=mrbond0 $common" || rc=1
+		fi
+	done
+	return $rc
 }
 
 # Placement under a hot rail: the last rail shaped to a quarter of the
@@ -186,14 +195,15 @@ foreign_stop() {
 }
 
 # The check of the checks: a run whose client corrupts one byte on purpose
-# (xperf corrupt=1: a SEND, or the final WRITE) must fail, the server
-# having found it. Raw rail 0, once.
+# (xperf corrupt=1: a SEND, the final WRITE, or a ping-pong's WRITE) must
+# fail, the server having found it. Raw rail 0, once.
+SELFCHECK_MODES="send write wlat"
 selfcheck() {
 	local mode
-	for mode in send write; do
+	for mode in $SELFCHECK_MODES; do
 		run_case "selfcheck-$mode" corrupt "local=$(rail_ip 0 1)" -- \
 			"local=$(rail_ip 0 0) peer=$(rail_ip 0 1) dev=$(member_name 0) mode=$mode" \
-			"size=4096 duration_ms=500 corrupt=1" >/dev/null 2>&1
+			"size=4096 duration_ms=500 iters=10 corrupt=1" >/dev/null 2>&1
 	done
 	return 0
 }
@@ -211,7 +221,8 @@ test_smoke_detects_corruption() {
 		fi
 		echo "${f#"$RAW"/}: $(grep -E '^(status|error|verify_errors)=' "$f" | tr '\n' ' ')"
 	done
-	((n == 2)) || { echo "$n corrupted runs, expected 2"; rc=1; }
+	(($(wc -w <<<"$SELFCHECK_MODES") == n)) ||
+		{ echo "$n corrupted runs, expected one per mode of: $SELFCHECK_MODES"; rc=1; }
 	return $rc
 }
 
@@ -332,8 +343,8 @@ plan_runs() {
 	local aggs counts per_rep=0 n v
 	aggs=$(wc -w <<<"$AGG_SPECS") counts=$(wc -w <<<"$CONNECT_COUNTS")
 	has_case aggregate && per_rep=$((per_rep + aggs * (MRBOND_LINKS + 2)))
-	has_case latency && per_rep=$((per_rep + 2))
-	n=2	# selfcheck
+	has_case latency && per_rep=$((per_rep + 4))
+	n=$(wc -w <<<"$SELFCHECK_MODES")	# selfcheck
 	n=$((n + REPS * per_rep))
 	has_case connect && n=$((n + CONNECT_REPS * 2 * counts))
 	if has_case placement; then

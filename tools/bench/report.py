@@ -417,8 +417,10 @@ def sane(res):
             need(f"{name} {key}", a[key]["median"])
         need(f"{name} bond_vs_sum", a["bond_vs_sum"], hi=2)
         need(f"{name} bond_vs_by_hand", a["bond_vs_by_hand"], hi=2)
-    if not res["latency"]:
-        bad.append("no latency case")
+    ops = {entry["op"] for entry in res["latency"]}
+    for op in ("send", "write"):
+        if op not in ops:
+            bad.append(f"no {op} latency case")
     for entry in res["latency"]:
         for v in ("raw", "bond"):
             need(f"latency {v} p50", entry[v]["p50"]["median"])

@@ -21,12 +21,24 @@
 #define XP_STALL_MS		10000
 #define XP_RESULT_MAX		(64 * 1024)
 #define XP_MAGIC		0x78706572	/* "xper" */
-#define XP_VERSION		1
+#define XP_VERSION		2
 /* The passive side's PDs: the bond pins their QPs to the REQ's rail. */
 #define XP_SERVER_ULP		"mrbond_xperf_srv"
 
 enum xp_role { XP_CLIENT, XP_SERVER };
-enum xp_mode { XP_WRITE, XP_SEND, XP_LAT, XP_CONNECT };
+enum xp_mode { XP_WRITE, XP_SEND, XP_LAT, XP_CONNECT, XP_WLAT, XP_NR_MODES };
+
+/* lat and wlat: one message each way at a time, timed by the client. */
+static inline bool xp_pingpong(enum xp_mode mode)
+{
+	return mode == XP_LAT || mode == XP_WLAT;
+}
+
+/* The modes whose data WRs carry whole messages of the run's size. */
+static inline bool xp_msg_sized(enum xp_mode mode)
+{
+	return mode == XP_SEND || xp_pingpong(mode);
+}
 
 /* Where a connection is in rdma_cm, as its event handler saw it. */
 enum xp_cm_state {
@@ -74,6 +86,9 @@ struct xp_req {
 	__le32 size;
 	__le32 run_id;
 	u8 gen;			/* reconnect: the how-manieth of conn */
+	/* wlat: where the client's WRITE target is. */
+	__le32 rkey;
+	__le64 addr;
 } __packed;
 
 /* The reply's: where the server's WRITE target is. */
@@ -140,18 +155,22 @@ struct xp_conn {
 	u32 msg_size;
 	struct xp_queue sq;
 	struct xp_queue rq;
-	/* Client: the WRITE source. Server: the FRWR-registered target. */
+	/*
+	 * write: the client's WRITE source, the server's FRWR-registered
+	 * target; wlat: both ends' target (the sources are SQ slots).
+	 */
 	void *wbuf;
 	u64 wdma;
 	enum dma_data_direction wdir;
 	struct scatterlist sg;
 	struct ib_mr *mr;
-	u32 rkey;		/* client: the server's target */
+	u32 rkey;		/* the peer's target */
 	u64 raddr;
 	/* The run's task only. */
 	bool set_up;
-	bool started;		/* server: RECVs and REG posted */
 	bool ready;		/* client: READY received; server: sent */
+	bool target_posted;	/* client, wlat: REG_MR of its target posted */
+	bool target_ready;	/* client, wlat: ... and completed */
 	bool stopped;		/* a WR failed: post no more */
 	bool result_sent;
 	bool finished;		/* server: RESULT completed */
@@ -226,6 +245,7 @@ u64 xp_cm_established_at(struct xp_conn *c);
 
 /* xperf_main.c: what a completion means to the run. */
 void xp_recv_msg(struct xp_conn *c, const struct xp_msg *m, u32 len);
+void xp_recv_write(struct xp_conn *c, u32 imm, u32 len);
 void xp_ctrl_sent(struct xp_conn *c);
 void xp_target_registered(struct xp_conn *c);
 void xp_target_invalidated(struct xp_conn *c);
@@ -236,6 +256,7 @@ void xp_conn_free_bufs(struct xp_conn *c);
 int xp_post_recv(struct xp_conn *c);
 int xp_post_msg(struct xp_conn *c, enum xp_msg_type type, u64 seq, const struct xp_msg *body);
 int xp_post_write(struct xp_conn *c);
+int xp_post_write_imm(struct xp_conn *c, u64 seq);
 int xp_post_reg(struct xp_conn *c);
 int xp_post_inv(struct xp_conn *c);
 int xp_prepare_target(struct xp_conn *c);

@@ -224,6 +224,16 @@ int xp_client_setup(struct xp_conn *c)
 	}
 	if (!xp_dev_expected(c))
 		return -EINVAL;
+	/* wlat: the target's rkey goes with the request, its REG_MR later. */
+	if (c->mr) {
+		ret = xp_prepare_target(c);
+		if (ret) {
+			xp_fail(r, "conn %u: mapping the WRITE target: %d", c->idx, ret);
+			return ret;
+		}
+		req.rkey = cpu_to_le32(c->mr->rkey);
+		req.addr = cpu_to_le64(c->mr->iova);
+	}
 	for (i = 0; i < r->p.depth + 4; i++) {
 		ret = xp_post_recv(c);
 		if (ret)
@@ -318,8 +328,8 @@ static struct xp_conn *xp_claim(struct xp_run *r, const struct rdma_cm_event *ev
 	*why = "parameters out of range";
 	if (idx >= r->p.conns || le16_to_cpu(req->conns) != r->p.conns ||
 	    req->gen >= (r->p.reconnect ? XP_MAX_GENS : 1) ||
-	    req->mode > XP_CONNECT || !size || size > XP_MAX_SIZE || !depth ||
-	    depth > XP_MAX_DEPTH || ((req->mode == XP_SEND || req->mode == XP_LAT) &&
+	    req->mode >= XP_NR_MODES || !size || size > XP_MAX_SIZE || !depth ||
+	    depth > XP_MAX_DEPTH || (xp_msg_sized(req->mode) &&
 	    (size > XP_MAX_MSG || size < XP_CTRL_SIZE || size % 8)))
 		return NULL;
 	/* One slot per connection and generation. */
@@ -338,6 +348,8 @@ static struct xp_conn *xp_claim(struct xp_run *r, const struct rdma_cm_event *ev
 		c->id = id;
 		c->idx = idx;
 		c->gen = req->gen;
+		c->rkey = le32_to_cpu(req->rkey);
+		c->raddr = le64_to_cpu(req->addr);
 		r->accepted++;
 	}
 	spin_unlock(&r->lock);
@@ -374,13 +386,13 @@ static int xp_on_request(struct xp_run *r, struct rdma_cm_id *id, const struct r
 		return -EINVAL;	/* the core destroys the id */
 	}
 	ret = xp_conn_resources(c, id, XP_SERVER_ULP);
-	if (!ret && r->p.mode == XP_WRITE)
+	if (!ret && c->mr)
 		ret = xp_prepare_target(c);
 	if (ret) {
 		pr_err("conn %u: resources on %s: %d\n", c->idx, dev_name(&id->device->dev), ret);
 		goto reject;
 	}
-	if (r->p.mode == XP_WRITE) {
+	if (c->mr) {
 		rep.rkey = cpu_to_le32(c->mr->rkey);
 		rep.addr = cpu_to_le64(c->mr->iova);
 	}

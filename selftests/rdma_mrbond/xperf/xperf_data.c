@@ -95,33 +95,37 @@ static void xp_queue_free(struct xp_conn *c, struct xp_queue *q)
 /*
  * The WR slots (twice as many as can be outstanding, so that a second
  * completion of a WR finds its slot idle and counts as a duplicate) and the
- * WRITE source (client) or target (server) of a connection on c->dev.
+ * WRITE source or target of a connection on c->dev: write's client has a
+ * source, its server a target; in wlat both ends have a target, and a
+ * WRITE's source is its SQ slot, free again only once the WRITE completed
+ * (a retransmission reads the source until then).
  */
 int xp_conn_bufs(struct xp_conn *c)
 {
 	struct xp_run *r = c->run;
 	u32 n = 2 * (r->p.depth + 8), npages;
+	bool target = r->p.mode == XP_WLAT || r->p.role == XP_SERVER;
 	int ret;
 
-	c->msg_size = r->p.mode == XP_SEND || r->p.mode == XP_LAT ?
-		      max_t(u32, r->p.size, XP_CTRL_SIZE) : XP_CTRL_SIZE;
+	c->msg_size = xp_msg_sized(r->p.mode) ? max_t(u32, r->p.size, XP_CTRL_SIZE) :
+		      XP_CTRL_SIZE;
 	ret = xp_queue_init(c, &c->sq, n, false);
 	if (!ret)
 		ret = xp_queue_init(c, &c->rq, n, true);
-	if (ret || r->p.mode != XP_WRITE)
+	if (ret || (r->p.mode != XP_WRITE && r->p.mode != XP_WLAT))
 		return ret;
 	c->wbuf = kzalloc(r->p.size, GFP_KERNEL | __GFP_NOWARN);
 	if (!c->wbuf)
 		return -ENOMEM;
-	c->wdir = r->p.role == XP_CLIENT ? DMA_TO_DEVICE : DMA_BIDIRECTIONAL;
-	if (r->p.role == XP_CLIENT)
+	c->wdir = target ? DMA_BIDIRECTIONAL : DMA_TO_DEVICE;
+	if (!target)
 		xp_fill_words(c->wbuf, r->p.size, xp_seed(r->p.run_id, c->idx, 0, 0));
 	c->wdma = ib_dma_map_single(c->dev, c->wbuf, r->p.size, c->wdir);
 	if (ib_dma_mapping_error(c->dev, c->wdma)) {
 		c->wdma = 0;
 		return -ENOMEM;
 	}
-	if (r->p.role == XP_CLIENT)
+	if (!target)
 		return 0;
 	sg_init_one(&c->sg, c->wbuf, r->p.size);
 	sg_dma_address(&c->sg) = c->wdma;
@@ -319,6 +323,37 @@ int xp_post_write(struct xp_conn *c)
 	return xp_post_send_wr(c, s, XP_OP_WRITE, &wr.wr);
 }
 
+/*
+ * wlat: message seq of the run's size into the peer's target, from an SQ
+ * slot; its immediate (seq's low 32 bits) consumes a RECV there, which is
+ * how the peer learns it arrived.
+ */
+int xp_post_write_imm(struct xp_conn *c, u64 seq)
+{
+	struct xp_run *r = c->run;
+	struct xp_slot *s = xp_slot_get(&c->sq);
+	struct ib_rdma_wr wr = {};
+	struct ib_sge sge;
+
+	if (!s)
+		return xp_post_failed(c, NULL, XP_OP_WRITE, -ENOSPC);
+	xp_fill_words(s->buf, r->p.size, xp_seed(r->p.run_id, c->idx, r->p.role, seq));
+	/* corrupt=1: one byte of the client's third message, on purpose. */
+	if (r->p.corrupt && r->p.role == XP_CLIENT && !c->idx && seq == 2)
+		((u8 *)s->buf)[r->p.size - 1] ^= 0x40;
+	ib_dma_sync_single_for_device(c->dev, s->dma, r->p.size, DMA_TO_DEVICE);
+	sge.addr = s->dma;
+	sge.length = r->p.size;
+	sge.lkey = c->pd->local_dma_lkey;
+	wr.wr.opcode = IB_WR_RDMA_WRITE_WITH_IMM;
+	wr.wr.ex.imm_data = cpu_to_be32(lower_32_bits(seq));
+	wr.wr.sg_list = &sge;
+	wr.wr.num_sge = 1;
+	wr.remote_addr = c->raddr;
+	wr.rkey = c->rkey;
+	return xp_post_send_wr(c, s, XP_OP_WRITE, &wr.wr);
+}
+
 int xp_post_reg(struct xp_conn *c)
 {
 	struct xp_slot *s = xp_slot_get(&c->sq);
@@ -391,6 +426,10 @@ static void xp_done(struct ib_cq *cq, struct ib_wc *wc)
 	}
 	switch (s->op) {
 	case XP_OP_RECV:
+		if (wc->opcode == IB_WC_RECV_RDMA_WITH_IMM) {
+			xp_recv_write(c, be32_to_cpu(wc->ex.imm_data), wc->byte_len);
+			break;
+		}
 		ib_dma_sync_single_for_cpu(c->dev, s->dma, c->msg_size, DMA_FROM_DEVICE);
 		xp_recv_msg(c, s->buf, wc->byte_len);
 		break;

@@ -32,17 +32,20 @@
  *                        (i mod n)th; the run fails if it picks another [any]
  *   cm_port=N            rdma_cm port [18600]
  *   conns=N              connections, 1..512 [1]
- *   mode=write|send|lat|connect (client; the server takes the client's)
+ *   mode=write|send|lat|wlat|connect (client; the server takes the
+ *                        client's)
  *                        write: RDMA WRITEs into the server's FRWR target;
  *                        send: SENDs, each checked by the server in order;
  *                        lat: SEND ping-pong, the server echoes;
+ *                        wlat: RDMA WRITE ping-pong, each end writing
+ *                        with immediate into the other's FRWR target;
  *                        connect: connect and close, timing the handshake
  *                        [write]
- *   size=BYTES           payload per WR, send/lat 64..65536 and a multiple
- *                        of 8 [write 65536, send 4096, lat 64]
+ *   size=BYTES           payload per WR, send/lat/wlat 64..65536 and a
+ *                        multiple of 8 [write 65536, send 4096, lat 64]
  *   depth=N              outstanding data WRs per connection, 1..128 [16]
  *   duration_ms=N        write/send run time [3000]
- *   iters=N              lat round trips per connection [1000]
+ *   iters=N              lat/wlat round trips per connection [1000]
  *   connect_ms=N         client: time to connect every connection [30000]
  *   open_gap_ms=N        client, write/send: open connection i at i * N ms;
  *                        each carries data from its READY on, and the run
@@ -72,9 +75,11 @@
  * rail the request came in on.
  *
  * Protocol per connection: the client's request carries mode, size, depth
- * and a run id; the server's reply the rkey and address of its WRITE target
- * (write). The server posts its RECVs (and REG_MR of the target) and SENDs
- * READY; the client starts only when every connection is READY. At the end
+ * and a run id (wlat: and the rkey and address of its WRITE target); the
+ * server's reply the rkey and address of its WRITE target (write, wlat).
+ * The server posts its RECVs (and REG_MR of the target) and SENDs READY;
+ * the client (wlat: once its own target's REG_MR completed) starts only
+ * when every connection is READY. At the end
  * the client waits for its data WRs, writes a final pattern (write), and
  * SENDs DONE with its count; the server invalidates and checks the target
  * (write), and answers RESULT with what it received and found. RC delivers
@@ -87,7 +92,7 @@
  * the data completed after its first completion while posting, over the
  * time from that to its last one, summed; a window's start and end would
  * weigh up to a whole WR each, 0.4 s at 1 MiB on a 20 Mbit/s rail),
- * lat_p50_ns, lat_p99_ns (lat),
+ * lat_p50_ns, lat_p99_ns (lat, wlat),
  * connect_p50_ns, connect_p99_ns, connect_max_ns (from creating the
  * connection's PD, CQ and QP to ESTABLISHED, when the QP is ready to send),
  * posted, completed_ok, completed_flush, completed_err, rq_flushed_at_stop,
@@ -124,7 +129,8 @@
 #define XP_CMD_MAX	512
 #define XP_FINISH_MS	10000
 
-static const char * const xp_mode_names[] = { "write", "send", "lat", "connect" };
+static const char * const xp_mode_names[] = { "write", "send", "lat", "connect", "wlat" };
+static_assert(ARRAY_SIZE(xp_mode_names) == XP_NR_MODES);
 
 static struct dentry *xp_dir;
 static DEFINE_MUTEX(xp_run_lock);	/* one run at a time */
@@ -161,26 +167,36 @@ static void xp_send_result(struct xp_conn *c)
 		c->result_sent = true;
 }
 
-/* A DATA message: its sequence and every word of its pattern. */
-static void xp_check_data(struct xp_conn *c, const struct xp_msg *m, u32 len)
+/*
+ * The peer's message seq of @len bytes: its size, and every word of the
+ * pattern from @skip bytes on. False if it is no message of the run's size.
+ */
+static bool xp_check_payload(struct xp_conn *c, const void *buf, u32 len, u32 skip, u64 seq)
 {
 	struct xp_run *r = c->run;
-	u64 seq = le64_to_cpu(m->seq);
 	u32 bad;
 
 	if (len != r->p.size) {
 		r->verify_errors++;
 		c->verify_errors++;
 		pr_err_ratelimited("conn %u: DATA of %u bytes, not %u\n", c->idx, len, r->p.size);
-		return;
+		return false;
 	}
-	bad = xp_check_words((const void *)(m + 1), len - sizeof(*m),
+	bad = xp_check_words(buf + skip, len - skip,
 			     xp_seed(r->p.run_id, c->idx, !r->p.role, seq));
 	if (bad) {
 		r->verify_errors++;
 		c->verify_errors++;
 		pr_err_ratelimited("conn %u: DATA seq %llu: %u bad words\n", c->idx, seq, bad);
 	}
+	return true;
+}
+
+/* The peer's messages come in order, each once. */
+static void xp_check_seq(struct xp_conn *c, u64 seq)
+{
+	struct xp_run *r = c->run;
+
 	if (seq < c->recv_seq) {
 		r->seq_dups++;
 		c->seq_dups++;
@@ -201,14 +217,32 @@ static void xp_check_data(struct xp_conn *c, const struct xp_msg *m, u32 len)
 static void xp_ping(struct xp_conn *c)
 {
 	c->ping_t0 = ktime_get_ns();
-	if (!xp_post_msg(c, XP_MSG_DATA, c->send_seq, NULL))
+	if (!(c->run->p.mode == XP_WLAT ? xp_post_write_imm(c, c->send_seq) :
+	      xp_post_msg(c, XP_MSG_DATA, c->send_seq, NULL)))
 		c->send_seq++;
+}
+
+/* A ping-pong message arrived: the server echoes it, the client times it. */
+static void xp_pong(struct xp_conn *c, u64 seq)
+{
+	struct xp_run *r = c->run;
+
+	if (r->p.role == XP_SERVER) {
+		if (r->p.mode == XP_WLAT)
+			xp_post_write_imm(c, seq);
+		else if (r->p.mode == XP_LAT)
+			xp_post_msg(c, XP_MSG_DATA, seq, NULL);
+		return;
+	}
+	if (r->nlat < r->lat_max)
+		r->lat[r->nlat++] = ktime_get_ns() - c->ping_t0;
+	if (++c->rtts < r->p.iters && !r->stopping)
+		xp_ping(c);
 }
 
 void xp_recv_msg(struct xp_conn *c, const struct xp_msg *m, u32 len)
 {
 	struct xp_run *r = c->run;
-	bool server = r->p.role == XP_SERVER;
 	u16 type = le16_to_cpu(m->type);
 
 	if (len < sizeof(*m) || le32_to_cpu(m->magic) != XP_MAGIC ||
@@ -244,18 +278,36 @@ void xp_recv_msg(struct xp_conn *c, const struct xp_msg *m, u32 len)
 			xp_post_inv(c);
 		break;
 	case XP_MSG_DATA:
-		xp_check_data(c, m, len);
-		if (server) {
-			if (r->p.mode == XP_LAT)
-				xp_post_msg(c, XP_MSG_DATA, le64_to_cpu(m->seq), NULL);
-			break;
-		}
-		if (r->nlat < r->lat_max)
-			r->lat[r->nlat++] = ktime_get_ns() - c->ping_t0;
-		if (++c->rtts < r->p.iters && !r->stopping)
-			xp_ping(c);
+		if (xp_check_payload(c, m, len, sizeof(*m), le64_to_cpu(m->seq)))
+			xp_check_seq(c, le64_to_cpu(m->seq));
+		if (xp_pingpong(r->p.mode))
+			xp_pong(c, le64_to_cpu(m->seq));
 		break;
 	}
+}
+
+/*
+ * wlat: the peer's WRITE_WITH_IMM landed in the target; its immediate is
+ * the message's sequence (low 32 bits: a run has fewer round trips).
+ */
+void xp_recv_write(struct xp_conn *c, u32 imm, u32 len)
+{
+	struct xp_run *r = c->run;
+	u64 seq = imm;
+
+	if (!r->at_stop && !c->stopped && xp_post_recv(c))
+		return;
+	if (r->p.mode != XP_WLAT || !c->wbuf) {
+		r->verify_errors++;
+		pr_err_ratelimited("conn %u: a WRITE_WITH_IMM outside wlat\n", c->idx);
+		return;
+	}
+	ib_dma_sync_single_for_cpu(c->dev, c->wdma, r->p.size, c->wdir);
+	if (xp_check_payload(c, c->wbuf, len, 0, seq))
+		xp_check_seq(c, seq);
+	/* The peer writes the next message only after this one's echo. */
+	ib_dma_sync_single_for_device(c->dev, c->wdma, r->p.size, c->wdir);
+	xp_pong(c, seq);
 }
 
 void xp_ctrl_sent(struct xp_conn *c)
@@ -264,9 +316,13 @@ void xp_ctrl_sent(struct xp_conn *c)
 		c->finished = true;
 }
 
+/* The server is READY once its target is; the client (wlat) may ping. */
 void xp_target_registered(struct xp_conn *c)
 {
-	xp_post_msg(c, XP_MSG_READY, 0, NULL);
+	if (c->run->p.role == XP_SERVER)
+		xp_post_msg(c, XP_MSG_READY, 0, NULL);
+	else
+		c->target_ready = true;
 }
 
 /* The client's last WRITE (seq 1's pattern) is what the target must hold. */
@@ -376,7 +432,13 @@ static int xp_client_step_connect(struct xp_run *r)
 			if (r->p.late_poll_ms)
 				msleep(r->p.late_poll_ms);
 		}
-		if (!c->ready)
+		/* wlat: the QP sends from ESTABLISHED on; register the target. */
+		if (st == XP_CM_ESTABLISHED && c->mr && !c->target_posted) {
+			if (xp_post_reg(c))
+				return -EIO;
+			c->target_posted = true;
+		}
+		if (!c->ready || (c->mr && !c->target_ready))
 			all = false;
 	}
 	return all;
@@ -409,6 +471,8 @@ static int xp_client_reconnect(struct xp_run *r)
 		c->gen = gen;
 		c->set_up = false;
 		c->ready = false;
+		c->target_posted = false;
+		c->target_ready = false;
 		c->stopped = false;
 		c->got_result = false;
 		c->send_seq = 0;
@@ -429,7 +493,7 @@ static int xp_client_pump(struct xp_run *r)
 {
 	u32 i;
 
-	for (i = 0; i < r->p.conns && r->p.mode != XP_LAT; i++) {
+	for (i = 0; i < r->p.conns && !xp_pingpong(r->p.mode); i++) {
 		struct xp_conn *c = &r->conns[i];
 
 		while (c->ready && !c->stopped && !r->stopping && c->sq.inflight < r->p.depth) {
@@ -455,7 +519,7 @@ static int xp_client_step_data(struct xp_run *r)
 {
 	u32 i;
 
-	if (r->p.mode == XP_LAT) {
+	if (xp_pingpong(r->p.mode)) {
 		for (i = 0; i < r->p.conns; i++)
 			if (r->conns[i].rtts < r->p.iters)
 				return 0;
@@ -592,7 +656,7 @@ static int xp_client_run(struct xp_run *r)
 	int ret;
 
 	xp_state = "connecting";
-	if (r->p.open_gap_ms && r->p.mode != XP_CONNECT && r->p.mode != XP_LAT) {
+	if (r->p.open_gap_ms && r->p.mode != XP_CONNECT && !xp_pingpong(r->p.mode)) {
 		ret = xp_loop(r, xp_client_step_staggered, XP_STALL_MS,
 			      deadline + msecs_to_jiffies(r->p.duration_ms), "staggered data");
 	} else {
@@ -602,7 +666,7 @@ static int xp_client_run(struct xp_run *r)
 		xp_state = "running";
 		r->t_start = ktime_get_ns();
 		r->t_all_ready = r->t_start;
-		if (r->p.mode == XP_LAT)
+		if (xp_pingpong(r->p.mode))
 			for (i = 0; i < r->p.conns; i++)
 				xp_ping(&r->conns[i]);
 		ret = xp_loop(r, xp_client_step_data, XP_STALL_MS, MAX_JIFFY_OFFSET + jiffies,
@@ -656,8 +720,8 @@ static int xp_server_step(struct xp_run *r)
 			for (k = 0; k < r->p.depth + 4; k++)
 				if (xp_post_recv(c))
 					return -EIO;
-			/* write: READY once the target is registered. */
-			if (r->p.mode == XP_WRITE ? xp_post_reg(c) :
+			/* write, wlat: READY once the target is registered. */
+			if (c->mr ? xp_post_reg(c) :
 			    xp_post_msg(c, XP_MSG_READY, 0, NULL))
 				return -EIO;
 		}
@@ -782,7 +846,7 @@ static size_t xp_report(struct xp_run *r, char *buf, size_t size)
 	n += scnprintf(buf + n, size - n, "steady_bytes=%llu\nsteady_ns=%llu\nsteady_mbps=%llu\n",
 		       steady, steady_ns, steady_ns ? div64_u64(steady * 8 * 1000, steady_ns) : 0);
 	n += scnprintf(buf + n, size - n, "paced_kbps=%llu\n", xp_paced_kbps(r));
-	if (r->p.mode == XP_LAT)
+	if (xp_pingpong(r->p.mode))
 		n += scnprintf(buf + n, size - n, "rtts=%llu\nlat_p50_ns=%llu\nlat_p99_ns=%llu\n",
 			       r->nlat, xp_pct(r->lat, r->nlat, 50), xp_pct(r->lat, r->nlat, 99));
 	if (r->p.role == XP_CLIENT)
@@ -832,7 +896,7 @@ static int xp_run(struct xp_params *p)
 	r->nconns = p->conns * (p->role == XP_SERVER && p->reconnect ? XP_MAX_GENS : 1);
 	r->conns = vzalloc(array_size(r->nconns, sizeof(*r->conns)));
 	r->connect_ns = vzalloc(array_size(p->conns, sizeof(u64)));
-	if (p->mode == XP_LAT && p->role == XP_CLIENT) {
+	if (xp_pingpong(p->mode) && p->role == XP_CLIENT) {
 		r->lat_max = (u64)p->conns * p->iters;
 		r->lat = vmalloc(array_size(r->lat_max, sizeof(u64)));
 	}
@@ -1003,9 +1067,9 @@ static int xp_parse(char *cmd, struct xp_params *p)
 	}
 	if (!have_size)
 		p->size = p->mode == XP_WRITE ? SZ_64K : p->mode == XP_SEND ? SZ_4K : 64;
-	if ((p->mode == XP_SEND || p->mode == XP_LAT) &&
+	if (xp_msg_sized(p->mode) &&
 	    (p->size < XP_CTRL_SIZE || p->size > XP_MAX_MSG || p->size % 8)) {
-		pr_err("size: send and lat take 64..65536, a multiple of 8\n");
+		pr_err("size: send, lat and wlat take 64..65536, a multiple of 8\n");
 		return -EINVAL;
 	}
 	if (p->mode == XP_WRITE && p->size % 8) {
