@@ -37,6 +37,8 @@
 //!   into member rkeys on the current rail.
 //! - [`tfo_wire`]: the vendor MADs of transparent failover's control
 //!   channel (HELLO, HEARTBEAT, RESUME).
+//! - [`tfo_session`]: one end's state of a connection's move to another
+//!   rail: which end decides, what is sent when, when to give up.
 //! - [`selfcheck`]: deterministic scenarios run by both `cargo test` and KUnit.
 //!
 //! The kernel target is x86_64 (and arm64): `u64` division is used outside the
@@ -61,6 +63,7 @@ pub mod qpn;
 pub mod resume;
 pub mod rkey;
 pub mod selfcheck;
+pub mod tfo_session;
 pub mod tfo_wire;
 pub mod ulp;
 pub mod wrid;

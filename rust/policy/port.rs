@@ -83,7 +83,7 @@ pub fn active_mtu(eth_mtu: Option<u32>) -> IbMtu {
 }
 
 /// How many [`PortCounter`]s there are.
-pub const PORT_COUNTER_COUNT: usize = 5;
+pub const PORT_COUNTER_COUNT: usize = 8;
 
 /// A counter of a vdev port (`rdma statistic`, sysfs `hw_counters/`), per
 /// port and, on port 0 (sysfs only), summed over the members. Only
@@ -102,6 +102,13 @@ pub enum PortCounter {
     FlushedWr,
     /// Member QPNs retried because the vdev had one already (device-wide).
     QpnCollisions,
+    /// Transparent failover's HELLOs sent to peers (device-wide).
+    TfoHelloSent,
+    /// HELLOs heard from peers, for a connection of ours (device-wide).
+    TfoHelloHeard,
+    /// Connections whose peer heard our HELLO: they can move to another
+    /// rail (device-wide).
+    TfoCapable,
 }
 
 impl PortCounter {
@@ -112,6 +119,9 @@ impl PortCounter {
         PortCounter::WrongMemberKey,
         PortCounter::FlushedWr,
         PortCounter::QpnCollisions,
+        PortCounter::TfoHelloSent,
+        PortCounter::TfoHelloHeard,
+        PortCounter::TfoCapable,
     ];
 
     /// The counter's name, NUL-terminated for the core.
@@ -122,6 +132,9 @@ impl PortCounter {
             PortCounter::WrongMemberKey => c"wrong_member_key",
             PortCounter::FlushedWr => c"flushed_wr",
             PortCounter::QpnCollisions => c"qpn_collisions",
+            PortCounter::TfoHelloSent => c"tfo_hello_sent",
+            PortCounter::TfoHelloHeard => c"tfo_hello_heard",
+            PortCounter::TfoCapable => c"tfo_capable",
         }
     }
 

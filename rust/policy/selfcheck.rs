@@ -20,6 +20,7 @@ use super::placement::{Pin, PinScope, PlaceError, PlaceRequest, Placer, Policy};
 use super::probe::{Direction, Health, ProbeConfig, RailProbe};
 use super::resume::{plan_resume, Fate, ResumeError, SendOp};
 use super::rkey::{KeyError, RemoteKeys};
+use super::tfo_session::{self as tfo, Endpoint, Half, Msg, Role, Session, SessionConfig, State};
 use super::wrr;
 use super::{MemberIndex, MemberMask, MAX_MEMBERS};
 
@@ -58,6 +59,7 @@ pub const CASES: &[(&str, Case)] = &[
     ("resume_exactly_once", resume_exactly_once),
     ("probe_one_way_loss", probe_one_way_loss),
     ("rkey_translation", rkey_translation),
+    ("tfo_move_with_lost_go", tfo_move_with_lost_go),
 ];
 
 /// Runs every case; returns the number that passed and the first failure.
@@ -1024,5 +1026,118 @@ pub fn rkey_translation() -> CaseResult {
     ensure(
         keys.translate(0x2a7) == Err(KeyError::Unknown),
         "a rail change forgets",
+    )
+}
+
+/// Whether a session call made exactly `want`, in order.
+fn made(actions: tfo::Actions, want: &[tfo::Action]) -> bool {
+    actions.len() == want.len() && actions.iter().zip(want).all(|(a, b)| a == *b)
+}
+
+/// Both ends of a connection move off rail 0 to rail 1; the active end's
+/// Go is lost, the passive end's retransmitted answer brings it again.
+/// Each end replays once, with the other's final count, after the other's
+/// new QP is connected.
+pub fn tfo_move_with_lost_go() -> CaseResult {
+    use tfo::Action::{Connect, Drain, Hold, Prepare, Replay, Send};
+    let cfg = SessionConfig::DEFAULT;
+    let ms = 1_000_000u64;
+    let (mut a, mut p) = (
+        Session::new(Role::Active, cfg),
+        Session::new(Role::Passive, cfg),
+    );
+    a.capable(0);
+    p.capable(0);
+    let ep_a = Endpoint { qpn: 0x11, psn: 1 };
+    let ep_p = Endpoint { qpn: 0x22, psn: 2 };
+    ensure(
+        made(
+            a.rail_failed(0, 0b11, 0),
+            &[Hold, Drain, Prepare { rail: 1 }],
+        ),
+        "the active end holds, drains and readies rail 1",
+    )?;
+    ensure(made(a.prepared(ep_a, ms), &[]), "no offer before the drain")?;
+    let offer = Msg::Offer {
+        epoch: 1,
+        half: Half {
+            rx_consumed: 10,
+            endpoint: ep_a,
+            rail: 1,
+        },
+    };
+    ensure(made(a.drained(10, 2 * ms), &[Send(offer)]), "the offer")?;
+    ensure(
+        made(
+            p.receive(offer, 0b11, 3 * ms),
+            &[Hold, Drain, Prepare { rail: 1 }],
+        ),
+        "the offer starts the move at the passive end",
+    )?;
+    ensure(made(p.drained(7, 4 * ms), &[]), "no answer before the QP")?;
+    let answer = Msg::Answer {
+        epoch: 1,
+        half: Half {
+            rx_consumed: 7,
+            endpoint: ep_p,
+            rail: 1,
+        },
+    };
+    ensure(
+        made(p.prepared(ep_p, 5 * ms), &[Connect(ep_a), Send(answer)]),
+        "the passive end connects, then answers",
+    )?;
+    let go = Msg::Go { epoch: 1 };
+    ensure(
+        made(
+            a.receive(answer, 0b11, 6 * ms),
+            &[
+                Connect(ep_p),
+                Replay {
+                    peer_rx_consumed: 7,
+                },
+                Send(go),
+            ],
+        ),
+        "the active end connects, replays, says go",
+    )?;
+    // The Go is lost.
+    ensure(
+        made(
+            p.tick(cfg.retransmit_ns.saturating_add(5 * ms)),
+            &[Send(answer)],
+        ),
+        "the answer again",
+    )?;
+    ensure(
+        made(a.receive(answer, 0b11, 30 * ms), &[Send(go)]),
+        "go again",
+    )?;
+    ensure(
+        made(
+            p.receive(go, 0b11, 31 * ms),
+            &[Replay {
+                peer_rx_consumed: 10,
+            }],
+        ),
+        "the passive end replays on go",
+    )?;
+    ensure(
+        matches!(
+            (a.state(), p.state()),
+            (
+                State::Running {
+                    rail: 1,
+                    epoch: 1,
+                    ..
+                },
+                State::Running {
+                    rail: 1,
+                    epoch: 1,
+                    ..
+                }
+            )
+        ),
+        "both ends carry on over rail 1",
     )
 }

@@ -5,7 +5,7 @@
 //!
 //! A vendor MAD of the OUI-carrying range (IBTA vol. 1, 13.4.9: classes
 //! 0x30-0x4f), unsegmented: the common header, an RMPP header left zero,
-//! a reserved byte, the OUI, then 216 bytes of data. Three messages:
+//! a reserved byte, the OUI, then 216 bytes of data. Four messages:
 //! - [`Hello`]: at connect, each end says it can resume the connection's
 //!   QPs; a peer that never says so gets the flush path;
 //! - [`Heartbeat`]: on every rail pair, a sequence number and the last one
@@ -14,10 +14,15 @@
 //!   consumed (`policy::resume` turns the peer's into fates), its new member
 //!   QP, and the rkeys the peer must use from now on, in as many MADs as
 //!   they need (`keys_left` says how many follow: the update is whole when
-//!   it reaches 0).
+//!   it reaches 0). The active end's is the move's offer, the passive
+//!   end's its answer ([`crate::policy::tfo_session`]);
+//! - [`MoveControl`]: the rest of a move's exchange: the passive end's
+//!   request for one, the active end's go, either end's abort.
 //!
 //! Fields are big-endian. Decoding checks everything it reads and returns
 //! `None` for anything else; nothing here can panic.
+
+use super::tfo_session::{Endpoint, Half, Msg};
 
 /// A MAD (`IB_MGMT_MAD_SIZE`).
 pub const MAD_SIZE: usize = 256;
@@ -36,6 +41,7 @@ const METHOD_SEND: u8 = 0x03;
 const ATTR_HELLO: u16 = 0x0001;
 const ATTR_HEARTBEAT: u16 = 0x0002;
 const ATTR_RESUME: u16 = 0x0003;
+const ATTR_MOVE: u16 = 0x0004;
 /// Offsets: the common header's fields (base version, class, class
 /// version and method are its first four bytes), the OUI, the data.
 const TID: usize = 8;
@@ -43,7 +49,7 @@ const ATTR_ID: usize = 16;
 const OUI_AT: usize = 37;
 const DATA: usize = 40;
 /// A RESUME's rkey pairs, from the data's start.
-const RESUME_KEYS: usize = 28;
+const RESUME_KEYS: usize = 32;
 /// PSNs and QPNs are 24 bits.
 const PSN_MASK: u32 = 0x00ff_ffff;
 
@@ -66,6 +72,9 @@ pub struct Hello {
     pub node_guid: u64,
     /// How often the sender sends heartbeats on each rail, in ms.
     pub heartbeat_ms: u16,
+    /// The sender has heard the receiver's HELLO
+    /// ([`crate::policy::tfo_session::Handshake`]).
+    pub heard: bool,
 }
 
 /// HEARTBEAT on one rail.
@@ -79,11 +88,24 @@ pub struct Heartbeat {
     pub echo: u32,
 }
 
+/// Which end's half of a move a RESUME carries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Stage {
+    /// The active end's: the move's offer.
+    Offer,
+    /// The passive end's: its answer.
+    Answer,
+}
+
 /// RESUME: one batch of a QP's move to another rail.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Resume {
     /// The connection.
     pub conn: Connection,
+    /// The move (the connection's how-manieth).
+    pub epoch: u16,
+    /// Offer or answer.
+    pub stage: Stage,
     /// Receives the sender consumed on this connection, over every rail.
     pub rx_consumed: u64,
     /// The sender's member QP on the new rail.
@@ -101,6 +123,28 @@ pub struct Resume {
     pub keys: [(u32, u32); KEYS_PER_MAD],
 }
 
+/// What a [`MoveControl`] says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Control {
+    /// Passive to active: move.
+    Request,
+    /// Active to passive: connected and replayed; replay.
+    Go,
+    /// Either: gave up, on the flush path.
+    Abort,
+}
+
+/// A move's request, go or abort.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct MoveControl {
+    /// The connection.
+    pub conn: Connection,
+    /// The move.
+    pub epoch: u16,
+    /// What it says.
+    pub control: Control,
+}
+
 /// A message of the channel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Message {
@@ -110,6 +154,8 @@ pub enum Message {
     Heartbeat(Heartbeat),
     /// See [`Resume`].
     Resume(Resume),
+    /// See [`MoveControl`].
+    Move(MoveControl),
 }
 
 fn put(mad: &mut [u8; MAD_SIZE], at: usize, bytes: &[u8]) {
@@ -136,6 +182,7 @@ pub fn encode(msg: &Message, tid: u64, mad: &mut [u8; MAD_SIZE]) {
         Message::Hello(_) => ATTR_HELLO,
         Message::Heartbeat(_) => ATTR_HEARTBEAT,
         Message::Resume(_) => ATTR_RESUME,
+        Message::Move(_) => ATTR_MOVE,
     };
     put(mad, 0, &[BASE_VERSION, CLASS_TFO, VERSION, METHOD_SEND]);
     put(mad, TID, &tid.to_be_bytes());
@@ -147,6 +194,7 @@ pub fn encode(msg: &Message, tid: u64, mad: &mut [u8; MAD_SIZE]) {
             put(mad, data(4), &h.conn.remote_qpn.to_be_bytes());
             put(mad, data(8), &h.node_guid.to_be_bytes());
             put(mad, data(16), &h.heartbeat_ms.to_be_bytes());
+            put(mad, data(18), &[u8::from(h.heard)]);
         }
         Message::Heartbeat(b) => {
             put(mad, data(0), &[b.rail]);
@@ -162,12 +210,35 @@ pub fn encode(msg: &Message, tid: u64, mad: &mut [u8; MAD_SIZE]) {
             let used = usize::from(r.nkeys).min(KEYS_PER_MAD);
             put(mad, data(24), &[r.rail, u8::try_from(used).unwrap_or(0)]);
             put(mad, data(26), &r.keys_left.to_be_bytes());
+            put(mad, data(28), &r.epoch.to_be_bytes());
+            put(mad, data(30), &[stage_byte(r.stage)]);
             for (i, (bond, member)) in r.keys.iter().take(used).enumerate() {
                 let at = data(RESUME_KEYS.saturating_add(i.saturating_mul(8)));
                 put(mad, at, &bond.to_be_bytes());
                 put(mad, at.saturating_add(4), &member.to_be_bytes());
             }
         }
+        Message::Move(m) => {
+            put(mad, data(0), &m.conn.local_qpn.to_be_bytes());
+            put(mad, data(4), &m.conn.remote_qpn.to_be_bytes());
+            put(mad, data(8), &m.epoch.to_be_bytes());
+            put(mad, data(10), &[control_byte(m.control)]);
+        }
+    }
+}
+
+fn stage_byte(stage: Stage) -> u8 {
+    match stage {
+        Stage::Offer => 1,
+        Stage::Answer => 2,
+    }
+}
+
+fn control_byte(control: Control) -> u8 {
+    match control {
+        Control::Request => 1,
+        Control::Go => 2,
+        Control::Abort => 3,
     }
 }
 
@@ -200,6 +271,11 @@ pub fn decode(mad: &[u8; MAD_SIZE]) -> Option<(Message, u64)> {
             conn: connection(mad)?,
             node_guid: u64::from_be_bytes(get(mad, data(8))?),
             heartbeat_ms: u16::from_be_bytes(get(mad, data(16))?),
+            heard: match get::<1>(mad, data(18))? {
+                [0] => false,
+                [1] => true,
+                _ => return None,
+            },
         }),
         ATTR_HEARTBEAT => Message::Heartbeat(Heartbeat {
             rail: get::<1>(mad, data(0))?[0],
@@ -222,8 +298,15 @@ pub fn decode(mad: &[u8; MAD_SIZE]) -> Option<(Message, u64)> {
                 let field = RESUME_KEYS.checked_add(i.checked_mul(8)?)?;
                 *key = (u32_at(mad, field)?, u32_at(mad, field.checked_add(4)?)?);
             }
+            let [stage] = get::<1>(mad, data(30))?;
             Message::Resume(Resume {
                 conn: connection(mad)?,
+                epoch: u16::from_be_bytes(get(mad, data(28))?),
+                stage: match stage {
+                    1 => Stage::Offer,
+                    2 => Stage::Answer,
+                    _ => return None,
+                },
                 rx_consumed: u64::from_be_bytes(get(mad, data(8))?),
                 member_qpn,
                 psn,
@@ -233,7 +316,92 @@ pub fn decode(mad: &[u8; MAD_SIZE]) -> Option<(Message, u64)> {
                 keys,
             })
         }
+        ATTR_MOVE => {
+            let [control] = get::<1>(mad, data(10))?;
+            Message::Move(MoveControl {
+                conn: connection(mad)?,
+                epoch: u16::from_be_bytes(get(mad, data(8))?),
+                control: match control {
+                    1 => Control::Request,
+                    2 => Control::Go,
+                    3 => Control::Abort,
+                    _ => return None,
+                },
+            })
+        }
         _ => return None,
     };
     Some((msg, tid))
+}
+
+/// `msg` of a move on connection `conn` as a channel message. An offer or
+/// answer is a RESUME without keys: the caller adds the rkey updates, in
+/// as many RESUMEs as they need, the last one with `keys_left` 0.
+pub fn from_move(conn: Connection, msg: Msg) -> Message {
+    let resume = |epoch, stage, half: Half| {
+        Message::Resume(Resume {
+            conn,
+            epoch,
+            stage,
+            rx_consumed: half.rx_consumed,
+            member_qpn: half.endpoint.qpn & PSN_MASK,
+            psn: half.endpoint.psn & PSN_MASK,
+            rail: half.rail,
+            keys_left: 0,
+            nkeys: 0,
+            keys: [(0, 0); KEYS_PER_MAD],
+        })
+    };
+    let control = |epoch, control| {
+        Message::Move(MoveControl {
+            conn,
+            epoch,
+            control,
+        })
+    };
+    match msg {
+        Msg::Offer { epoch, half } => resume(epoch, Stage::Offer, half),
+        Msg::Answer { epoch, half } => resume(epoch, Stage::Answer, half),
+        Msg::Request { epoch } => control(epoch, Control::Request),
+        Msg::Go { epoch } => control(epoch, Control::Go),
+        Msg::Abort { epoch } => control(epoch, Control::Abort),
+    }
+}
+
+/// The move message a channel message completes, and its connection: a
+/// RESUME's last batch (the ones before it only carry keys), or a move
+/// control; `None` for anything else.
+pub fn to_move(msg: &Message) -> Option<(Connection, Msg)> {
+    match *msg {
+        Message::Resume(r) if r.keys_left == 0 => {
+            let half = Half {
+                rx_consumed: r.rx_consumed,
+                endpoint: Endpoint {
+                    qpn: r.member_qpn,
+                    psn: r.psn,
+                },
+                rail: r.rail,
+            };
+            let epoch = r.epoch;
+            Some((
+                r.conn,
+                match r.stage {
+                    Stage::Offer => Msg::Offer { epoch, half },
+                    Stage::Answer => Msg::Answer { epoch, half },
+                },
+            ))
+        }
+        Message::Move(m) => {
+            let epoch = m.epoch;
+            Some((
+                m.conn,
+                match m.control {
+                    Control::Request => Msg::Request { epoch },
+                    Control::Go => Msg::Go { epoch },
+                    Control::Abort => Msg::Abort { epoch },
+                },
+            ))
+        }
+        Message::Resume(_) | Message::Hello(_) | Message::Heartbeat(_) => None,
+    }
 }

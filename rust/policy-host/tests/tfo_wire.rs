@@ -3,9 +3,10 @@
 //! message, a MAD of another class, OUI, version or attribute is not ours,
 //! and no input makes decoding fail other than with `None`.
 
+use mrbond_policy::policy::tfo_session::{Endpoint, Half, Msg};
 use mrbond_policy::policy::tfo_wire::{
-    decode, encode, Connection, Heartbeat, Hello, Message, Resume, CLASS_TFO, KEYS_PER_MAD,
-    MAD_SIZE,
+    decode, encode, from_move, to_move, Connection, Control, Heartbeat, Hello, Message,
+    MoveControl, Resume, Stage, CLASS_TFO, KEYS_PER_MAD, MAD_SIZE,
 };
 use proptest::prelude::*;
 
@@ -18,13 +19,16 @@ fn conn() -> impl Strategy<Value = Connection> {
 
 fn message() -> impl Strategy<Value = Message> {
     prop_oneof![
-        (conn(), any::<u64>(), any::<u16>()).prop_map(|(conn, node_guid, heartbeat_ms)| {
-            Message::Hello(Hello {
-                conn,
-                node_guid,
-                heartbeat_ms,
-            })
-        }),
+        (conn(), any::<u64>(), any::<u16>(), any::<bool>()).prop_map(
+            |(conn, node_guid, heartbeat_ms, heard)| {
+                Message::Hello(Hello {
+                    conn,
+                    node_guid,
+                    heartbeat_ms,
+                    heard,
+                })
+            }
+        ),
         (any::<u8>(), any::<u32>(), any::<u32>())
             .prop_map(|(rail, seq, echo)| Message::Heartbeat(Heartbeat { rail, seq, echo })),
         (
@@ -35,13 +39,19 @@ fn message() -> impl Strategy<Value = Message> {
             any::<u8>(),
             any::<u16>(),
             prop::collection::vec((any::<u32>(), any::<u32>()), 0..=KEYS_PER_MAD),
+            (
+                any::<u16>(),
+                prop::sample::select(vec![Stage::Offer, Stage::Answer])
+            ),
         )
             .prop_map(
-                |(conn, rx_consumed, member_qpn, psn, rail, keys_left, pairs)| {
+                |(conn, rx_consumed, member_qpn, psn, rail, keys_left, pairs, (epoch, stage))| {
                     let mut keys = [(0, 0); KEYS_PER_MAD];
                     keys[..pairs.len()].copy_from_slice(&pairs);
                     Message::Resume(Resume {
                         conn,
+                        epoch,
+                        stage,
                         rx_consumed,
                         member_qpn,
                         psn,
@@ -52,6 +62,16 @@ fn message() -> impl Strategy<Value = Message> {
                     })
                 }
             ),
+        (
+            conn(),
+            any::<u16>(),
+            prop::sample::select(vec![Control::Request, Control::Go, Control::Abort]),
+        )
+            .prop_map(|(conn, epoch, control)| Message::Move(MoveControl {
+                conn,
+                epoch,
+                control,
+            })),
     ]
 }
 
@@ -95,6 +115,8 @@ fn a_resume_with_more_keys_than_fit_or_a_wide_psn_is_refused() {
             local_qpn: 0x11,
             remote_qpn: 0x12,
         },
+        epoch: 1,
+        stage: Stage::Offer,
         rx_consumed: 9,
         member_qpn: 0x20,
         psn: 0x123,
@@ -112,4 +134,63 @@ fn a_resume_with_more_keys_than_fit_or_a_wide_psn_is_refused() {
     let mut wide = mad;
     wide[40 + 20] = 1; // the PSN's top byte
     assert_eq!(decode(&wide), None);
+    let mut unknown = mad;
+    unknown[40 + 30] = 3; // neither offer nor answer
+    assert_eq!(decode(&unknown), None);
+}
+
+#[test]
+fn a_move_control_of_unknown_kind_is_refused() {
+    let msg = Message::Move(MoveControl {
+        conn: Connection {
+            local_qpn: 1,
+            remote_qpn: 2,
+        },
+        epoch: 3,
+        control: Control::Go,
+    });
+    let mut mad = [0; MAD_SIZE];
+    encode(&msg, 5, &mut mad);
+    assert_eq!(decode(&mad), Some((msg, 5)));
+    mad[40 + 10] = 0;
+    assert_eq!(decode(&mad), None);
+}
+
+fn half() -> impl Strategy<Value = Half> {
+    (any::<u64>(), 0u32..1 << 24, 0u32..1 << 24, any::<u8>()).prop_map(
+        |(rx_consumed, qpn, psn, rail)| Half {
+            rx_consumed,
+            endpoint: Endpoint { qpn, psn },
+            rail,
+        },
+    )
+}
+
+fn move_msg() -> impl Strategy<Value = Msg> {
+    prop_oneof![
+        any::<u16>().prop_map(|epoch| Msg::Request { epoch }),
+        (any::<u16>(), half()).prop_map(|(epoch, half)| Msg::Offer { epoch, half }),
+        (any::<u16>(), half()).prop_map(|(epoch, half)| Msg::Answer { epoch, half }),
+        any::<u16>().prop_map(|epoch| Msg::Go { epoch }),
+        any::<u16>().prop_map(|epoch| Msg::Abort { epoch }),
+    ]
+}
+
+proptest! {
+    #[test]
+    fn a_move_message_crosses_the_wire_unchanged(c in conn(), msg in move_msg(), tid in any::<u64>()) {
+        let mut mad = [0; MAD_SIZE];
+        encode(&from_move(c, msg), tid, &mut mad);
+        let (decoded, _) = decode(&mad).expect("ours");
+        prop_assert_eq!(to_move(&decoded), Some((c, msg)));
+    }
+
+    #[test]
+    fn a_resume_with_keys_to_come_completes_no_move(c in conn(), h in half(), left in 1u16..) {
+        let Message::Resume(mut r) = from_move(c, Msg::Offer { epoch: 1, half: h }) else {
+            unreachable!("an offer is a RESUME");
+        };
+        r.keys_left = left;
+        prop_assert_eq!(to_move(&Message::Resume(r)), None);
+    }
 }
