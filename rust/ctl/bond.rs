@@ -361,7 +361,11 @@ impl Bond {
                 PortCounter::Placements => st.placed.get(slot).copied().unwrap_or(0),
                 PortCounter::WrongMemberKey => load.wrong_key,
                 PortCounter::FlushedWr => load.flushed,
-                PortCounter::QpnCollisions => 0, // device-wide only
+                // Device-wide only.
+                PortCounter::QpnCollisions
+                | PortCounter::TfoHelloSent
+                | PortCounter::TfoHelloHeard
+                | PortCounter::TfoCapable => 0,
             });
             for (v, r) in values.iter_mut().zip(row) {
                 *v = v.saturating_add(r);
@@ -373,6 +377,16 @@ impl Bond {
             }
             if let Some(c) = values.get_mut(PortCounter::QpnCollisions.index()) {
                 *c = self.qpns.collisions();
+            }
+            let channel = self.gsi_members.channel_counters();
+            for (counter, value) in [
+                (PortCounter::TfoHelloSent, channel.hello_sent()),
+                (PortCounter::TfoHelloHeard, channel.hello_heard()),
+                (PortCounter::TfoCapable, channel.capable()),
+            ] {
+                if let Some(c) = values.get_mut(counter.index()) {
+                    *c = value;
+                }
             }
         }
     }

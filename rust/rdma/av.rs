@@ -8,7 +8,7 @@
 
 use core::ptr::{self, NonNull};
 
-use kernel::{error::from_err_ptr, prelude::*};
+use kernel::{error::from_err_ptr, ffi::c_int, prelude::*};
 
 use super::{
     bindings,
@@ -42,6 +42,17 @@ pub(super) fn gid_raw(gid: &bindings::ib_gid) -> [u8; 16] {
 }
 
 impl ObjectsGuard<'_> {
+    /// Entry `index` of member `slot`'s GID table on its port, held.
+    pub(crate) fn member_gid(&self, slot: usize, index: u8) -> Result<GidAttrRef> {
+        let (member, port) = self.member(slot).ok_or_else(super::enetdown)?;
+        // SAFETY: the member device is registered under the lock.
+        let attr = from_err_ptr(unsafe {
+            bindings::rdma_get_gid_attr(member.as_raw(), port, c_int::from(index)).cast_mut()
+        })?;
+        // SAFETY: the lookup took a reference for us.
+        Ok(unsafe { GidAttrRef::from_raw(NonNull::new(attr).ok_or(EINVAL)?) })
+    }
+
     /// `vav`, an address vector of the device, made member `slot`'s in
     /// `mav`: the same source GID value on the member's port, and on
     /// another rail than the device port's the destination MAC resolved

@@ -7,13 +7,20 @@
 //! the exchange at once with a REJ, delivered to QP1 as from the peer,
 //! instead of leaving ib_cm to retry it through a member that is gone until
 //! it times out (15 retries of ~4.6 s under rdma_cm).
+//!
+//! The record also keeps what transparent failover's channel knows of the
+//! connection ([`super::tfo_channel`]): the peer's QP and the member's
+//! address vector to it, from RTR, and the HELLO handshake.
 
 use core::{ffi::c_void, ptr::NonNull};
 
 use kernel::{new_spinlock, prelude::*, sync::SpinLock};
 
 use super::{av::gid_raw, bindings, gsi::GsiPorts};
-use crate::policy::mad::{self, CmExchange, CmSent};
+use crate::policy::{
+    mad::{self, CmExchange, CmSent},
+    tfo_session::Handshake,
+};
 
 /// An exchange in flight, as our last message of it went out.
 #[derive(Clone, Copy)]
@@ -26,11 +33,36 @@ struct InFlight {
     theirs: [u8; 16],
 }
 
+/// The connection's far end, as the failover channel reaches it.
+pub(crate) struct ChannelPeer {
+    /// The peer's QP number (its bond's, which is the member QP's).
+    pub(crate) qpn: u32,
+    /// The member QP's address vector to the peer: the channel's MADs go
+    /// to the peer's GSI at the same address. Its source GID entry is named
+    /// by index only (no pointer): the AH made from it takes its own
+    /// reference.
+    pub(crate) av: bindings::rdma_ah_attr,
+}
+
+impl Clone for ChannelPeer {
+    fn clone(&self) -> Self {
+        Self {
+            qpn: self.qpn,
+            // SAFETY: plain C data, copied bit for bit; it holds no
+            // reference (its GID entry pointer is null).
+            av: unsafe { core::ptr::read(&self.av) },
+        }
+    }
+}
+
 #[derive(Default)]
 struct CmState {
     in_flight: Option<InFlight>,
     /// A REJ of the device ended an exchange.
     aborted: bool,
+    /// Set at RTR.
+    peer: Option<ChannelPeer>,
+    handshake: Handshake,
 }
 
 /// What the device records of an RC QP's connection exchange.
@@ -119,6 +151,47 @@ impl CmRecord {
             ours,
             theirs: gid_raw(&ah.grh.dgid),
         });
+    }
+
+    /// The member QP went to RTR towards QP `qpn` at `av` (the member's
+    /// address vector, whose source GID entry the record does not keep): a
+    /// connection, whose handshake starts afresh.
+    pub(crate) fn connected(&self, qpn: u32, av: &bindings::rdma_ah_attr) {
+        // SAFETY: plain C data, copied bit for bit; the GID entry pointer
+        // is dropped just below.
+        let mut av = unsafe { core::ptr::read(av) };
+        av.grh.sgid_attr = core::ptr::null();
+        let mut st = self.state.lock();
+        st.peer = Some(ChannelPeer { qpn, av });
+        st.handshake = Handshake::new();
+    }
+
+    /// The QP is ready to send: this end's HELLO, once, if the peer is
+    /// known: where it goes and its "heard" flag.
+    pub(crate) fn hello_due(&self) -> Option<(ChannelPeer, bool)> {
+        let mut st = self.state.lock();
+        let peer = st.peer.clone()?;
+        st.handshake.ready().map(|heard| (peer, heard))
+    }
+
+    /// The peer's HELLO from QP `from`, saying whether it heard ours:
+    /// `None` if `from` is not this connection's peer; else the HELLO to
+    /// answer with, if any (where it goes; it says "heard"), and whether
+    /// the connection became capable of moving now.
+    pub(crate) fn hello_heard(
+        &self,
+        from: u32,
+        heard: bool,
+    ) -> Option<(Option<ChannelPeer>, bool)> {
+        let mut st = self.state.lock();
+        let peer = st.peer.as_ref().filter(|p| p.qpn == from)?.clone();
+        let (answer, capable) = st.handshake.hello(heard);
+        Some((answer.map(|_| peer), capable))
+    }
+
+    /// Whether the peer heard this end's HELLO: the connection can move.
+    pub(crate) fn capable(&self) -> bool {
+        self.state.lock().handshake.capable()
     }
 
     /// The QP lost its member while in state `was`: the exchange in flight

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The device's QP1 on each member ([`GsiMembers`]): a send agent on the
-//! member's QP1, which QP1's sends go out through ([`super::gsi_send`]), and
-//! listeners on the service IDs of the `cm_ports` module parameter.
+//! member's QP1, which QP1's sends go out through ([`super::gsi_send`]),
+//! listeners on the service IDs of the `cm_ports` module parameter, and the
+//! receive agent of transparent failover's channel
+//! ([`super::tfo_channel`]).
 //!
 //! Replies (REP, RTU, DREQ, ...) need nothing: ib_cm matches them by
 //! communication ID in global tables, whichever device got them. A REQ is
@@ -27,8 +29,9 @@ use super::{
     gsi::{GsiPorts, MAD_SIZE},
     gsi_send::{self, GsiWindow},
     ratelimit::RateLimit,
+    tfo_channel::{self, ChannelCounters},
 };
-use crate::policy::{mad, MAX_MEMBERS};
+use crate::policy::{mad, tfo_wire, MAX_MEMBERS};
 
 /// Most `cm_ports` (`MRBOND_RDMA_CM_PORTS_MAX`).
 const CM_PORTS_MAX: usize = bindings::MRBOND_RDMA_CM_PORTS_MAX as usize;
@@ -44,10 +47,12 @@ struct MemberCtx {
     slot: usize,
 }
 
-/// A member's agent and listeners.
+/// A member's agents and listeners.
 #[derive(Default)]
 struct Held {
     agent: Option<NonNull<bindings::ib_mad_agent>>,
+    /// The failover channel's receive agent.
+    channel: Option<NonNull<bindings::ib_mad_agent>>,
     listen: [Option<NonNull<bindings::ib_cm_id>>; CM_PORTS_MAX],
 }
 
@@ -71,7 +76,10 @@ impl Drop for Leaving {
             // SAFETY: by the type invariant the listener is live and ours.
             unsafe { bindings::ib_destroy_cm_id(id.as_ptr()) };
         }
-        if let Some(agent) = self.0.agent.take() {
+        for agent in [self.0.channel.take(), self.0.agent.take()]
+            .into_iter()
+            .flatten()
+        {
             // SAFETY: as above.
             unsafe { bindings::ib_unregister_mad_agent(agent.as_ptr()) };
         }
@@ -87,6 +95,7 @@ impl Drop for Leaving {
 #[pin_data]
 pub(crate) struct GsiMembers {
     ctx: [MemberCtx; MAX_MEMBERS],
+    channel: ChannelCounters,
     /// Lock "mrbond:gsi-members". Inside the objects lock; ib_mad and
     /// ib_cm registrations nest inside it.
     #[pin]
@@ -102,6 +111,7 @@ impl GsiMembers {
                 gsi: AtomicPtr::new(ptr::null_mut()),
                 slot,
             }),
+            channel: ChannelCounters::new(),
             held <- new_mutex!(core::array::from_fn(|_| Held::default()), "mrbond:gsi-members"),
         })
     }
@@ -135,26 +145,53 @@ impl GsiMembers {
         let Some(h) = held.get_mut(slot) else {
             return;
         };
-        // SAFETY: `mdev` is registered; the handler and the context stay
-        // valid while the agent lives (as the caller guarantees).
-        let agent = from_err_ptr(unsafe {
-            bindings::ib_register_mad_agent(
-                mdev,
-                mport,
-                bindings::ib_qp_type_IB_QPT_GSI,
-                ptr::null_mut(),
-                0,
-                Some(agent_sent),
-                None,
-                context,
-                0,
-            )
-        });
-        match agent {
+        let register = |reg: Option<&mut bindings::ib_mad_reg_req>,
+                        recv: bindings::ib_mad_recv_handler| {
+            // SAFETY: `mdev` is registered; the handlers and the context
+            // stay valid while the agent lives (as the caller guarantees);
+            // `reg` is read for the call.
+            from_err_ptr(unsafe {
+                bindings::ib_register_mad_agent(
+                    mdev,
+                    mport,
+                    bindings::ib_qp_type_IB_QPT_GSI,
+                    reg.map_or(ptr::null_mut(), ptr::from_mut),
+                    0,
+                    Some(agent_sent),
+                    recv,
+                    context,
+                    0,
+                )
+            })
+        };
+        match register(None, None) {
             // INVARIANT: registered here, released by `Leaving`.
             Ok(agent) => h.agent = NonNull::new(agent),
             Err(e) => pr_warn!(
                 "member {}: no MAD agent ({:?}): connections cannot use it\n",
+                slot,
+                e
+            ),
+        }
+        // The failover channel's: our class's SENDs.
+        let mut reg = bindings::ib_mad_reg_req {
+            mgmt_class: tfo_wire::CLASS_TFO,
+            mgmt_class_version: tfo_wire::VERSION,
+            oui: {
+                let [_, a, b, c] = tfo_wire::OUI.to_be_bytes();
+                [a, b, c]
+            },
+            ..Default::default()
+        };
+        if let Some(word) = reg.method_mask.get_mut(0) {
+            *word = 1 << bindings::IB_MGMT_METHOD_SEND;
+        }
+        let channel = register(Some(&mut reg), Some(tfo_channel::received::<T>));
+        match channel {
+            // INVARIANT: registered here, released by `Leaving`.
+            Ok(agent) => h.channel = NonNull::new(agent),
+            Err(e) => pr_warn!(
+                "member {}: no failover channel ({:?}): its connections cannot move\n",
                 slot,
                 e
             ),
@@ -194,6 +231,11 @@ impl GsiMembers {
                 ),
             }
         }
+    }
+
+    /// The failover channel's counters.
+    pub(crate) fn channel_counters(&self) -> &ChannelCounters {
+        &self.channel
     }
 
     /// Member `slot`'s send agent, while it has one. Under the objects
@@ -308,4 +350,22 @@ unsafe extern "C" fn member_req<T: DeviceOps>(
     let _ = gsi.deliver(port, mad, &theirs, &ours, vlan);
     // ib_cm forgets its copy without a REJ.
     ENOMEM.to_errno()
+}
+
+/// The device a member agent made by [`GsiMembers::attach`] hands MADs to,
+/// and the member's slot.
+///
+/// # Safety
+///
+/// `agent` must be such an agent, live for `'a` (its handler is running).
+pub(super) unsafe fn agent_device<'a>(
+    agent: *mut bindings::ib_mad_agent,
+) -> Option<(&'a Device, usize)> {
+    // SAFETY: as the caller guarantees, the agent's context is its
+    // member's, which lives as long as the device's data.
+    let ctx = unsafe { &*(*agent).context.cast::<MemberCtx>() };
+    let dev = NonNull::new(ctx.dev.load(Ordering::Acquire))?;
+    // SAFETY: set before the agent was made, and live while it is (as
+    // `attach`'s caller guarantees).
+    Some((unsafe { Device::from_raw(dev.as_ptr()) }, ctx.slot))
 }

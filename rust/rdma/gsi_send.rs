@@ -6,7 +6,9 @@
 //! or REP goes out through the member of the QP it speaks for (its local
 //! QPN): the peer's REQ then arrives on that QP's rail, and the passive side
 //! puts its QP there. Other MADs go out through the member the driver names
-//! for the port ([`DeviceOps::gsi_member`]).
+//! for the port ([`DeviceOps::gsi_member`]). The failover channel's MADs
+//! ([`super::tfo_channel`]) take the same agents, straight from the caller
+//! ([`send_channel`]): nothing waits for their completion.
 
 use core::{
     mem::offset_of,
@@ -39,7 +41,16 @@ pub(crate) enum GsiWindow {
     Listen,
 }
 
-/// A MAD that QP1 sends, copied at the post.
+/// Whom a MAD is sent for.
+#[derive(Clone, Copy)]
+enum Origin {
+    /// The device's QP1: its WR completes with the member's status.
+    Qp1 { wr_id: u64 },
+    /// The failover channel: nothing waits for it.
+    Channel,
+}
+
+/// A MAD that QP1 (or the failover channel) sends, copied at the post.
 ///
 /// # Invariants
 ///
@@ -52,7 +63,7 @@ struct GsiJob {
     dev: NonNull<bindings::ib_device>,
     gsi: NonNull<GsiPorts>,
     port: u32,
-    wr_id: u64,
+    origin: Origin,
     /// The AH's attributes: the AH lives until the WR completes.
     ah: bindings::rdma_ah_attr,
     remote_qpn: u32,
@@ -64,10 +75,12 @@ struct GsiJob {
 impl GsiJob {
     /// The WR is done: QP1 completes it with `status`; the job is freed.
     fn done(self: KBox<Self>, status: bindings::ib_wc_status) {
-        // SAFETY: by the type invariant the table lives until the job
-        // completes, which is now.
-        let gsi = unsafe { self.gsi.as_ref() };
-        gsi.send_done(self.port, self.wr_id, status);
+        if let Origin::Qp1 { wr_id } = self.origin {
+            // SAFETY: by the type invariant the table lives until the job
+            // completes, which is now.
+            let gsi = unsafe { self.gsi.as_ref() };
+            gsi.send_done(self.port, wr_id, status);
+        }
     }
 }
 
@@ -101,8 +114,10 @@ pub(super) unsafe fn post<T: DeviceOps>(
             dev: NonNull::from(dev).cast(),
             gsi: NonNull::from(gsi),
             port,
-            // SAFETY: `wr_id` and `wr_cqe` are the same 64 bits.
-            wr_id: unsafe { *wr.__bindgen_anon_1.wr_id.as_ref() },
+            origin: Origin::Qp1 {
+                // SAFETY: `wr_id` and `wr_cqe` are the same 64 bits.
+                wr_id: unsafe { *wr.__bindgen_anon_1.wr_id.as_ref() },
+            },
             // SAFETY: plain C data, copied bit for bit, from a live AH of
             // the device.
             ah: unsafe { ptr::read(Ah::from_raw(ud.ah).attr()) },
@@ -232,17 +247,76 @@ fn send(
     if members.agent(slot) != Some(agent) || !objects.member_can_send(slot, &mgid) {
         return Err((job, super::enetdown()));
     }
+    let posted = post_mad(agent, &mut mav, job);
+    drop(mgid);
+    posted
+}
+
+/// Sends `mad`, a message of the failover channel, through member `slot`'s
+/// agent to the GSI of the peer at `mav`, an address vector of the member
+/// whose source GID entry is named by index only. Under the objects lock,
+/// which keeps the agent. May sleep.
+pub(super) fn send_channel(
+    objects: &ObjectsGuard<'_>,
+    dev: &Device,
+    gsi: &GsiPorts,
+    members: &GsiMembers,
+    slot: usize,
+    mav: &bindings::rdma_ah_attr,
+    mad: &[u8; MAD_SIZE],
+) -> Result {
+    let agent = members.agent(slot).ok_or_else(super::enetdown)?;
+    let gid = objects.member_gid(slot, mav.grh.sgid_index)?;
+    // A refused packet would end the member's QP1 (see `member_can_send`).
+    if !objects.member_can_send(slot, &gid) {
+        return Err(super::enetdown());
+    }
+    // SAFETY: plain C data, copied bit for bit; its GID entry pointer is
+    // replaced by the entry `gid` holds, which outlives the AH's creation
+    // (the AH takes its own reference).
+    let mut mav = unsafe { ptr::read(mav) };
+    mav.grh.sgid_attr = ptr::from_ref(gid.attr());
+    let job = KBox::new(
+        GsiJob {
+            work: Opaque::uninit(),
+            // INVARIANT: the device and its table, which outlive the
+            // member's agent that carries the job.
+            dev: NonNull::from(dev).cast(),
+            gsi: NonNull::from(gsi),
+            port: 0,
+            origin: Origin::Channel,
+            // Unused by a channel job: `mav` is the member's already.
+            ah: bindings::rdma_ah_attr::default(),
+            remote_qpn: 1,
+            pkey_index: 0,
+            len: MAD_SIZE,
+            mad: *mad,
+        },
+        GFP_KERNEL,
+    )?;
+    let posted = post_mad(agent, &mut mav, job).map_err(|(_, e)| e);
+    drop(gid);
+    posted
+}
+
+/// Posts `job`'s MAD through `agent` to the address `mav` (the member's);
+/// the job goes with the MAD (see [`sent`]), or comes back with the error.
+/// The caller keeps the agent live (the objects lock). May sleep.
+fn post_mad(
+    agent: NonNull<bindings::ib_mad_agent>,
+    mav: &mut bindings::rdma_ah_attr,
+    job: KBox<GsiJob>,
+) -> Result<(), (KBox<GsiJob>, Error)> {
     // SAFETY: the agent is live under the objects lock (the member's
     // departure takes it out under the lock before releasing it); its QP
     // and PD are the member's QP1's.
     let mah = from_err_ptr(unsafe {
         bindings::rdma_create_ah(
             (*(*agent.as_ptr()).qp).pd,
-            &mut mav,
+            mav,
             bindings::rdma_create_ah_flags_RDMA_CREATE_AH_SLEEPABLE,
         )
     });
-    drop(mgid);
     let mah = match mah {
         Ok(mah) => mah,
         Err(e) => return Err((job, e)),

@@ -32,6 +32,7 @@ pub(crate) mod ratelimit;
 pub(crate) mod rcu;
 pub(crate) mod set;
 pub(crate) mod sysfs;
+pub(crate) mod tfo_channel;
 pub(crate) mod wr;
 pub(crate) mod xarray;
 

@@ -34,6 +34,7 @@ use super::{
     gsi::GsiQp,
     pd::{MemberPd, Pd},
     qp_path::{MemberCounters, NewQpPath, QpPath},
+    tfo_channel,
     wr::Target,
 };
 
@@ -461,9 +462,15 @@ impl<T: DeviceOps> Adapter<T> {
                     }
                     Ok(0)
                 }
-                QpKind::Rc(rc) => rc
-                    .modify(dev, &mut objects, attr, tc, mask, bits)
-                    .map(|()| 0),
+                QpKind::Rc(rc) => {
+                    rc.modify(dev, &mut objects, attr, tc, mask, bits)?;
+                    if state && attr.qp_state == bindings::ib_qp_state_IB_QPS_RTS {
+                        // SAFETY: the core's QP, whose number never changes.
+                        let qpn = unsafe { (*ibqp).qp_num };
+                        tfo_channel::ready::<T>(dev, &data, &objects, &rc.cm, qpn);
+                    }
+                    Ok(0)
+                }
             }
         })
     }
@@ -524,8 +531,9 @@ impl<T: DeviceOps> Adapter<T> {
         })
     }
 
-    /// `rdma res show qp -dd`: the member that hosts the QP and the member
-    /// QP's number (what the wire and the member's own counters show).
+    /// `rdma res show qp -dd`: the member that hosts the QP, the member
+    /// QP's number (what the wire and the member's own counters show) and
+    /// whether the connection could move to another rail (`tfo_capable`).
     /// Nothing for a QP without a member QP (QP1, or failed over).
     ///
     /// # Safety
@@ -547,6 +555,11 @@ impl<T: DeviceOps> Adapter<T> {
         let Some(mqp) = qp.member_qp() else {
             return 0;
         };
+        // Whether the peer runs the failover channel and heard our HELLO.
+        let capable = match &qp.kind {
+            QpKind::Rc(rc) => u32::from(rc.cm.capable()),
+            QpKind::Gsi(_) => 0,
+        };
         // SAFETY: the member QP and its device are live under the objects
         // lock (a detach destroys the QP under it); the device's name is
         // NUL-terminated; `msg` is the caller's, and the nest is closed or
@@ -562,7 +575,9 @@ impl<T: DeviceOps> Adapter<T> {
             }
             let put = bindings::rdma_nl_put_driver_string(msg, c"member".as_ptr().cast(), name)
                 == 0
-                && bindings::rdma_nl_put_driver_u32(msg, c"member_qpn".as_ptr().cast(), qpn) == 0;
+                && bindings::rdma_nl_put_driver_u32(msg, c"member_qpn".as_ptr().cast(), qpn) == 0
+                && bindings::rdma_nl_put_driver_u32(msg, c"tfo_capable".as_ptr().cast(), capable)
+                    == 0;
             if put {
                 bindings::mrbond_rdma_nl_nest_end(msg, nest);
                 0
@@ -716,6 +731,10 @@ impl RcQp {
         to_result(unsafe { bindings::ib_modify_qp(mqp.as_ptr(), &mut *mattr, mask) })?;
         if let Some(state) = to_state {
             self.path.set_state(state);
+        }
+        let rtr = bindings::ib_qp_attr_mask_IB_QP_AV | bindings::ib_qp_attr_mask_IB_QP_DEST_QPN;
+        if bits & rtr == rtr {
+            self.cm.connected(attr.dest_qp_num, &mattr.ah_attr);
         }
         Ok(())
     }

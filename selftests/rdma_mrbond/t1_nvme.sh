@@ -321,6 +321,32 @@ test_res_qp_member() {
 	return $rc
 }
 
+# Transparent failover's channel: both guests run the bond, so every RC QP
+# of mrbond0 (the controller's queues, at either end) exchanged HELLOs with
+# its peer over the member's GSI and shows tfo_capable 1 in `rdma -dd res
+# show qp`; the device's counters saw at least as many HELLOs and capable
+# connections. Either end's check fails if the other end's HELLOs never
+# came (a bond without the channel, a lost MAD with no answer).
+tfo_qps() {  # "lqpn capable" per RC QP of mrbond0
+	bq rdma -dd -j res show qp link mrbond0/ |
+		jq -r '.[] | select(.type == "RC") | "\(.lqpn) \(.drv_tfo_capable // .tfo_capable // "none")"'
+}
+all_tfo_capable() { [[ -n $(tfo_qps) ]] && ! tfo_qps | grep -qv ' 1$'; }
+test_tfo_hello_handshake() {
+	local rc=0 n c
+	wait_until 10 all_tfo_capable || rc=1
+	n=$(tfo_qps | wc -l)
+	echo "$n RC QPs on mrbond0; not capable: $(tfo_qps | grep -v ' 1$' | tr '\n' ' ')"
+	for c in tfo_hello_sent tfo_hello_heard tfo_capable; do
+		echo "$c $(cat "$SYS/mrbond0/hw_counters/$c")"
+		(($(cat "$SYS/mrbond0/hw_counters/$c") >= n)) || rc=1
+	done
+	((n > 0)) || rc=1
+	((rc == 0)) || bq rdma -dd res show qp link mrbond0/
+	barrier tfo-hello-checked 120 || rc=1
+	return $rc
+}
+
 test_fio_verify() {
 	local rc=0 blk engine out=$TB_TMP/fio-verify
 	if [[ $MRBOND_ROLE == hostb ]]; then
@@ -1328,7 +1354,8 @@ if [[ $MRBOND_MEMBERS == dma ]]; then
 	after=(dma_released_test)
 else
 	tests=(nvme_connect_over_bond test_connect)
-	[[ $MODE == bond ]] && tests+=(rdma_res_qp_member test_res_qp_member)
+	[[ $MODE == bond ]] &&
+		tests+=(rdma_res_qp_member test_res_qp_member tfo_hello_handshake test_tfo_hello_handshake)
 	tests_on normal fio_verify test_fio_verify
 	tests_on debug \
 		cable_pull_during_fio test_cable_pull \

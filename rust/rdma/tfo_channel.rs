@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Transparent failover's control channel (issue 17): vendor MADs
+//! ([`crate::policy::tfo_wire`]) between the bonds at the two ends of a
+//! connection, on their members' GSI. So far the HELLO handshake
+//! ([`crate::policy::tfo_session::Handshake`]), which finds the
+//! connections whose peer runs rdma_mrbond too; moving them comes next.
+//!
+//! Each end sends its HELLO when the QP reaches RTS, through the QP's
+//! member to the peer's GSI at the member QP's own address vector (the
+//! rail the connection runs on), and answers a HELLO as the handshake
+//! says. A peer without rdma_mrbond has no agent for the class: its ib_mad
+//! drops the MAD, and the connection never becomes capable.
+
+use core::sync::atomic::{AtomicU64, Ordering};
+
+use kernel::{prelude::*, types::ForeignOwnable};
+
+use super::{
+    bindings,
+    cm::{ChannelPeer, CmRecord},
+    device::{Device, DeviceOps, ObjectsGuard},
+    gsi, gsi_member, gsi_send,
+    ratelimit::RateLimit,
+};
+use crate::policy::tfo_wire::{self, Connection, Hello, Message, MAD_SIZE};
+
+// The channel's MADs are the GSI's.
+const _: () = assert!(MAD_SIZE == gsi::MAD_SIZE);
+
+/// What the channel did, device-wide (`hw_counters/tfo_*`). They only grow.
+pub(crate) struct ChannelCounters {
+    hello_sent: AtomicU64,
+    hello_heard: AtomicU64,
+    capable: AtomicU64,
+    /// The next MAD's transaction ID.
+    tid: AtomicU64,
+}
+
+impl ChannelCounters {
+    /// All zero.
+    pub(crate) const fn new() -> Self {
+        Self {
+            hello_sent: AtomicU64::new(0),
+            hello_heard: AtomicU64::new(0),
+            capable: AtomicU64::new(0),
+            tid: AtomicU64::new(1),
+        }
+    }
+
+    /// HELLOs handed to a member's QP1.
+    pub(crate) fn hello_sent(&self) -> u64 {
+        self.hello_sent.load(Ordering::Relaxed)
+    }
+
+    /// HELLOs from the peer of a connection of ours.
+    pub(crate) fn hello_heard(&self) -> u64 {
+        self.hello_heard.load(Ordering::Relaxed)
+    }
+
+    /// Connections whose peer heard our HELLO.
+    pub(crate) fn capable(&self) -> u64 {
+        self.capable.load(Ordering::Relaxed)
+    }
+}
+
+/// The QP whose record is `record`, number `qpn`, reached RTS: its HELLO,
+/// if its peer is known. Under the objects lock. May sleep.
+pub(crate) fn ready<T: DeviceOps>(
+    dev: &Device,
+    data: &<T::Data as ForeignOwnable>::Borrowed<'_>,
+    objects: &ObjectsGuard<'_>,
+    record: &CmRecord,
+    qpn: u32,
+) {
+    if let Some((peer, heard)) = record.hello_due() {
+        send_hello::<T>(dev, data, objects, record.member(), qpn, &peer, heard);
+    }
+}
+
+/// Sends the HELLO of our QP `qpn` on member `slot` to `peer`.
+fn send_hello<T: DeviceOps>(
+    dev: &Device,
+    data: &<T::Data as ForeignOwnable>::Borrowed<'_>,
+    objects: &ObjectsGuard<'_>,
+    slot: usize,
+    qpn: u32,
+    peer: &ChannelPeer,
+    heard: bool,
+) {
+    let members = T::gsi_members(data);
+    let counters = members.channel_counters();
+    let hello = Message::Hello(Hello {
+        conn: Connection {
+            local_qpn: qpn,
+            remote_qpn: peer.qpn,
+        },
+        node_guid: u64::from_be(dev.node_guid_be()),
+        // No heartbeats yet.
+        heartbeat_ms: 0,
+        heard,
+    });
+    let mut mad = [0u8; MAD_SIZE];
+    tfo_wire::encode(
+        &hello,
+        counters.tid.fetch_add(1, Ordering::Relaxed),
+        &mut mad,
+    );
+    match gsi_send::send_channel(
+        objects,
+        dev,
+        T::gsi_ports(data),
+        members,
+        slot,
+        &peer.av,
+        &mad,
+    ) {
+        Ok(()) => {
+            counters.hello_sent.fetch_add(1, Ordering::Relaxed);
+        }
+        Err(e) => {
+            static NOT_SENT: RateLimit = RateLimit::new();
+            if NOT_SENT.allow() {
+                pr_warn!("QP {}: HELLO not sent: {:?}\n", qpn, e);
+            }
+        }
+    }
+}
+
+/// The failover channel's receive handler on a member.
+///
+/// # Safety
+///
+/// Called by ib_mad as the receive handler of a channel agent made by
+/// [`gsi_member::GsiMembers::attach`] on a device whose table is `T`'s,
+/// with a received MAD that is ours to free.
+pub(super) unsafe extern "C" fn received<T: DeviceOps>(
+    agent: *mut bindings::ib_mad_agent,
+    _send_buf: *mut bindings::ib_mad_send_buf,
+    rwc: *mut bindings::ib_mad_recv_wc,
+) {
+    let mut mad = [0u8; MAD_SIZE];
+    // SAFETY: as the caller guarantees, `rwc` is a received MAD of
+    // `mad_len` bytes at `recv_buf.mad`, freed here once copied.
+    unsafe {
+        let from = (*rwc).recv_buf.__bindgen_anon_1.mad.cast::<u8>();
+        let len = usize::try_from((*rwc).mad_len).unwrap_or(0).min(MAD_SIZE);
+        if !from.is_null() {
+            core::ptr::copy_nonoverlapping(from, mad.as_mut_ptr(), len);
+        }
+        bindings::ib_free_recv_mad(rwc);
+    }
+    let Some((Message::Hello(hello), _)) = tfo_wire::decode(&mad) else {
+        return;
+    };
+    // SAFETY: as the caller guarantees; the handler is running.
+    let Some((dev, _slot)) = (unsafe { gsi_member::agent_device(agent) }) else {
+        return;
+    };
+    // SAFETY: the device's table is `T`'s; its data is there until its
+    // `.dealloc_driver`, which unregisters this agent (waiting for this
+    // handler) before it frees the data.
+    let Ok(data) = (unsafe { dev.driver_data::<T::Data>() }) else {
+        return;
+    };
+    let objects = dev.lock_objects();
+    let Some(record) = T::qpn_record(&data, hello.conn.remote_qpn) else {
+        return;
+    };
+    // SAFETY: the driver's QPN table holds the record of a live QP, under
+    // the objects lock (`destroy_qp` takes the number out under it before
+    // the record goes), which is held.
+    let record = unsafe { CmRecord::from_raw(record) };
+    let Some((answer, capable)) = record.hello_heard(hello.conn.local_qpn, hello.heard) else {
+        return;
+    };
+    let counters = T::gsi_members(&data).channel_counters();
+    counters.hello_heard.fetch_add(1, Ordering::Relaxed);
+    if capable {
+        counters.capable.fetch_add(1, Ordering::Relaxed);
+    }
+    if let Some(peer) = answer {
+        send_hello::<T>(
+            dev,
+            &data,
+            &objects,
+            record.member(),
+            hello.conn.remote_qpn,
+            &peer,
+            true,
+        );
+    }
+}
