@@ -392,14 +392,15 @@ impl Session {
     /// This end starts move `epoch` away from `from`: the active end picks
     /// the new rail and readies its QP, the passive end asks for the move.
     fn start(&mut self, epoch: u16, from: u8, usable: RailSet, now: u64, out: &mut Actions) {
-        if self.role == Role::Active && pick_rail(usable, from).is_none() {
+        let to = pick_rail(usable, from);
+        if self.role == Role::Active && to.is_none() {
             return self.fallback(out);
         }
         let mut m = self.begin(epoch, from, now, out);
         match self.role {
             Role::Active => {
-                m.to = pick_rail(usable, from);
-                if let Some(rail) = m.to {
+                m.to = to;
+                if let Some(rail) = to {
                     out.push(Action::Prepare { rail });
                 }
             }

@@ -352,20 +352,17 @@ unsafe extern "C" fn member_req<T: DeviceOps>(
     ENOMEM.to_errno()
 }
 
-/// The device a member agent made by [`GsiMembers::attach`] hands MADs to,
-/// and the member's slot.
+/// The device a member agent made by [`GsiMembers::attach`] hands MADs to.
 ///
 /// # Safety
 ///
 /// `agent` must be such an agent, live for `'a` (its handler is running).
-pub(super) unsafe fn agent_device<'a>(
-    agent: *mut bindings::ib_mad_agent,
-) -> Option<(&'a Device, usize)> {
+pub(super) unsafe fn agent_device<'a>(agent: *mut bindings::ib_mad_agent) -> Option<&'a Device> {
     // SAFETY: as the caller guarantees, the agent's context is its
     // member's, which lives as long as the device's data.
     let ctx = unsafe { &*(*agent).context.cast::<MemberCtx>() };
     let dev = NonNull::new(ctx.dev.load(Ordering::Acquire))?;
     // SAFETY: set before the agent was made, and live while it is (as
     // `attach`'s caller guarantees).
-    Some((unsafe { Device::from_raw(dev.as_ptr()) }, ctx.slot))
+    Some(unsafe { Device::from_raw(dev.as_ptr()) })
 }

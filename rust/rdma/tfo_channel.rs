@@ -154,7 +154,7 @@ pub(super) unsafe extern "C" fn received<T: DeviceOps>(
         return;
     };
     // SAFETY: as the caller guarantees; the handler is running.
-    let Some((dev, _slot)) = (unsafe { gsi_member::agent_device(agent) }) else {
+    let Some(dev) = (unsafe { gsi_member::agent_device(agent) }) else {
         return;
     };
     // SAFETY: the device's table is `T`'s; its data is there until its

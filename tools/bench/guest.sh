@@ -86,13 +86,13 @@ aggregate() {
 # immediate (wlat: the immediate is how the other end learns the WRITE
 # landed, as perftest's ib_write_lat polls its buffer). The server waits for
 # the whole run: up to 200 ms a round trip (about 50 here) and SERVER_MS
-# besides.
+# besides. LAT_SPECS: OP:XPERF_MODE per case.
+LAT_SPECS="send:lat write:wlat"
 latency() {  # latency PHASE
-	local wait="timeout_ms=$((LAT_ITERS * 200 + SERVER_MS))" op mode rc=0
-	for op in send write; do
-		mode=lat
-		[[ $op == write ]] && mode=wlat
-		local common="mode=$mode size=64 iters=$LAT_ITERS"
+	local wait="timeout_ms=$((LAT_ITERS * 200 + SERVER_MS))" spec op common rc=0
+	for spec in $LAT_SPECS; do
+		op=${spec%%:*}
+		common="mode=${spec#*:} size=64 iters=$LAT_ITERS"
 		if [[ $1 == raw ]]; then
 			run_case "latency-$op-64" raw "local=$(rail_ip 0 1) $wait" -- \
 				"local=$(rail_ip 0 0) peer=$(rail_ip 0 1) dev=$(member_name 0) $common" ||
@@ -343,7 +343,7 @@ plan_runs() {
 	local aggs counts per_rep=0 n v
 	aggs=$(wc -w <<<"$AGG_SPECS") counts=$(wc -w <<<"$CONNECT_COUNTS")
 	has_case aggregate && per_rep=$((per_rep + aggs * (MRBOND_LINKS + 2)))
-	has_case latency && per_rep=$((per_rep + 4))
+	has_case latency && per_rep=$((per_rep + 2 * $(wc -w <<<"$LAT_SPECS")))
 	n=$(wc -w <<<"$SELFCHECK_MODES")	# selfcheck
 	n=$((n + REPS * per_rep))
 	has_case connect && n=$((n + CONNECT_REPS * 2 * counts))
