@@ -1,6 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# build-host-kernel.sh [--config FILE] [--src DIR] [--out DIR] [--config-only]
+# build-host-kernel.sh [--config FILE] [--src DIR] [--out DIR]
+#                       [--localmodconfig | --modules FILE] [--config-only]
 #
 # A distribution kernel that can load rdma_mrbond: the running kernel's
 # configuration (or FILE, e.g. Debian's linux-config-6.12) with the few
@@ -13,21 +14,29 @@
 #   --src DIR       a 6.12 kernel source tree [/usr/src/linux-source-6.12.tar.xz
 #                   extracted next to --out]
 #   --out DIR       the build directory and the packages' [./host-kernel]
+#   --localmodconfig  keep only the modules loaded now (make localmodconfig),
+#                   and the RDMA stack: a build of an hour, not a day, on
+#                   2 cores, for this host's hardware only
+#   --modules FILE  the same with the modules named in FILE (lsmod's output,
+#                   or one name per line) instead of those loaded now
 #   --config-only   stop after the configuration: print what changed, build
-#                   nothing (CI runs this; the build takes hours on 2 cores)
+#                   nothing (CI runs this; the full build takes hours)
 set -euo pipefail
 . "$(dirname "$0")/../testbed/lib.sh"
 
-config=/boot/config-$(uname -r) src="" out=$PWD/host-kernel config_only=0
+config=/boot/config-$(uname -r) src="" out=$PWD/host-kernel config_only=0 modules=""
 while (($#)); do
 	case $1 in
 	--config) config=$2; shift 2 ;;
 	--src) src=$2; shift 2 ;;
 	--out) out=$2; shift 2 ;;
 	--config-only) config_only=1; shift ;;
-	*) echo "usage: $0 [--config FILE] [--src DIR] [--out DIR] [--config-only]" >&2; exit 2 ;;
+	--localmodconfig) modules=-; shift ;;
+	--modules) modules=$2; shift 2 ;;
+	*) echo "usage: $0 [--config FILE] [--src DIR] [--out DIR] [--localmodconfig | --modules FILE] [--config-only]" >&2; exit 2 ;;
 	esac
 done
+[[ -z $modules || $modules == - || -r $modules ]] || tb_die "no module list at $modules"
 [[ -r $config ]] || tb_die "no configuration at $config (--config FILE; Debian's: apt install linux-config-6.12)"
 if [[ -z $src ]]; then
 	src=$out.src
@@ -54,14 +63,35 @@ cp "$out/.config" "$out/config.orig"
 # rdma_mrbond needs beside them (tools/install/preflight.sh checks the same).
 # The kernel is built with clang, as Rust's bindgen wants; a module must
 # then be built with the same LLVM (the Makefile's LLVM=).
-"$src/scripts/config" --file "$out/.config" \
-	--disable MODVERSIONS \
-	--disable RANDSTRUCT_FULL --disable RANDSTRUCT_PERFORMANCE --enable RANDSTRUCT_NONE \
-	--enable RUST \
-	--module INFINIBAND --module INFINIBAND_USER_ACCESS --enable INFINIBAND_ADDR_TRANS \
-	--enable DCB --module RDMA_RXE \
-	--set-str LOCALVERSION "-mrbond" --set-str SYSTEM_TRUSTED_KEYS "" --set-str SYSTEM_REVOCATION_KEYS ""
-"${MAKE[@]}" olddefconfig >/dev/null
+rust_capable() {
+	"$src/scripts/config" --file "$out/.config" \
+		--disable MODVERSIONS \
+		--disable RANDSTRUCT_FULL --disable RANDSTRUCT_PERFORMANCE --enable RANDSTRUCT_NONE \
+		--enable RUST \
+		--module INFINIBAND --module INFINIBAND_USER_ACCESS --enable INFINIBAND_ADDR_TRANS \
+		--enable DCB --module RDMA_RXE \
+		--set-str LOCALVERSION "-mrbond" --set-str SYSTEM_TRUSTED_KEYS "" --set-str SYSTEM_REVOCATION_KEYS ""
+	"${MAKE[@]}" olddefconfig >/dev/null
+}
+rust_capable
+if [[ -n $modules ]]; then
+	# The RDMA stack stays whatever is loaded now: the bond, its members'
+	# drivers (mlx5, rxe) and the ULPs it carries load on demand later.
+	{
+		if [[ $modules == - ]]; then lsmod; else cat "$modules"; fi
+		printf '%s\n' ib_core ib_uverbs ib_umad ib_cm iw_cm rdma_cm rdma_ucm rdma_rxe \
+			mlx5_core mlx5_ib bonding nvme_rdma nvmet_rdma rpcrdma
+	} >"$out/localmod.list" || tb_die "no module list (lsmod failed; --modules FILE)"
+	# No new symbol is left to ask about: olddefconfig ran just above.
+	"${MAKE[@]}" LSMOD="$out/localmod.list" localmodconfig </dev/null >/dev/null
+	rust_capable
+	for want in MLX5_INFINIBAND RDMA_RXE BONDING NVME_RDMA NVME_TARGET_RDMA; do
+		grep -Eqx "CONFIG_$want=[ym]" "$out/.config" ||
+			tb_die "localmodconfig dropped CONFIG_$want, which the RDMA stack needs"
+	done
+	echo "localmodconfig: $(grep -c '=m$' "$out/.config") modules kept" \
+		"(of $(grep -c '=m$' "$out/config.orig") in $config)"
+fi
 missing=()
 for want in RUST RANDSTRUCT_NONE DCB; do
 	grep -qx "CONFIG_$want=y" "$out/.config" || missing+=("CONFIG_$want=y")

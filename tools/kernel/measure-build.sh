@@ -1,23 +1,32 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# measure-build.sh start|stop|report
+# measure-build.sh start|stop|report [debian|roce-host]
 #
-# Measures build-host-kernel.sh's full package build of Debian's 6.12
-# configuration (the README's "Install on a host", step 1). It takes hours
-# of CPU on 2 cores, more than a working session leaves beside a CI run, so
-# it runs in segments at the lowest priority: `start` begins one (make
-# resumes where the last one stopped), `stop` ends it, `report` sums them.
-# Every process of the build is in one cpuacct cgroup, so its CPU counts
-# whatever else runs on the machine and however a segment ends.
+# Measures build-host-kernel.sh's package build of Debian's 6.12
+# configuration (the README's "Install on a host", step 1): `debian`, all
+# of it (the default); `roce-host`, made by localmodconfig for the modules
+# of roce-host.modules. The full build takes hours of CPU on 2 cores, more
+# than a working session leaves beside a CI run, so it runs in segments at
+# the lowest priority: `start` begins one (make resumes where the last one
+# stopped), `stop` ends it, `report` sums them. Every process of the build
+# is in one cpuacct cgroup, so its CPU counts whatever else runs on the
+# machine and however a segment ends.
 #
-# The tree is $MRBOND_CACHE/host-kernel-debian (build/ and the packages);
-# the source is the testbed kernel's (tb_kdir), extracted once already.
+# The tree is $MRBOND_CACHE/host-kernel-<variant> (build/ and the
+# packages); the source is the testbed kernel's (tb_kdir), extracted once
+# already.
 set -euo pipefail
 . "$(dirname "$0")/../testbed/lib.sh"
 
-dir=$MRBOND_CACHE/host-kernel-debian
+variant=${2:-debian}
+case $variant in
+debian) variant_args=() ;;
+roce-host) variant_args=(--modules "$MRBOND_ROOT/tools/kernel/roce-host.modules") ;;
+*) echo "usage: $0 start|stop|report [debian|roce-host]" >&2; exit 2 ;;
+esac
+dir=$MRBOND_CACHE/host-kernel-$variant
 log=$dir/times.log
-cg=/sys/fs/cgroup/cpuacct/mrbond-hostkernel
+cg=/sys/fs/cgroup/cpuacct/mrbond-hostkernel-$variant
 config=/usr/src/linux-config-6.12/config.amd64_none_amd64.xz
 
 cpu_ns() { cat "$cg/cpuacct.usage"; }
@@ -35,13 +44,14 @@ start() {
 	rm -rf "$dir/tree" && mkdir -p "$dir/tree/tools/testbed"
 	cp -r "$MRBOND_ROOT/tools/kernel" "$dir/tree/tools/"
 	cp "$MRBOND_ROOT/tools/testbed/lib.sh" "$dir/tree/tools/testbed/"
+	[[ $variant == debian ]] || variant_args=(--modules "$dir/tree/tools/kernel/roce-host.modules")
 	setsid bash -c '
 		echo $$ >"$1/cgroup.procs"
 		echo "start $(date -Is) cpu_ns $(cat "$1/cpuacct.usage")" >>"$2"
 		nice -n 19 ionice -c3 bash "$3/tree/tools/kernel/build-host-kernel.sh" \
-			--config "$4" --src "$5" --out "$3/build" >>"$3/build.log" 2>&1
+			--config "$4" --src "$5" --out "$3/build" "${@:6}" >>"$3/build.log" 2>&1
 		echo "end $(date -Is) rc $? cpu_ns $(cat "$1/cpuacct.usage")" >>"$2"
-	' _ "$cg" "$log" "$dir" "$config" "$src" </dev/null >/dev/null 2>&1 &
+	' _ "$cg" "$log" "$dir" "$config" "$src" "${variant_args[@]}" </dev/null >/dev/null 2>&1 &
 	echo "segment started: $dir/build.log"
 }
 
@@ -78,5 +88,5 @@ report() {
 
 case ${1:-} in
 start | stop | report) "$1" ;;
-*) echo "usage: $0 start|stop|report" >&2; exit 2 ;;
+*) echo "usage: $0 start|stop|report [debian|roce-host]" >&2; exit 2 ;;
 esac
