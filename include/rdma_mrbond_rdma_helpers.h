@@ -36,17 +36,23 @@ struct xarray;
 u32 mrbond_rdma_cm_ports(const u16 **ports);
 
 /*
- * What a post hands a member (rust/rdma/wr.rs fills it): a copy of the
- * consumer's send WR, as large as the largest WR type, and its SGEs with
- * the member's keys. On the post path's stack.
+ * A send WR in the container its opcode implies: a copy of the consumer's
+ * as a QP's shadow ring keeps it (its keys the bond's, its SGEs apart) to
+ * post it again on another member, and the member's copy made from it.
+ */
+union mrbond_rdma_send_wr {
+	struct ib_send_wr wr;
+	struct ib_rdma_wr rdma;
+	struct ib_atomic_wr atomic;
+	struct ib_reg_wr reg;
+};
+
+/*
+ * What a post hands a member (rust/rdma/wr.rs fills it): the WR and its
+ * SGEs with the member's keys. On the post path's stack.
  */
 struct mrbond_rdma_send {
-	union {
-		struct ib_send_wr wr;
-		struct ib_rdma_wr rdma;
-		struct ib_atomic_wr atomic;
-		struct ib_reg_wr reg;
-	};
+	union mrbond_rdma_send_wr u;
 	struct ib_sge sge[MRBOND_RDMA_MAX_SGE];
 };
 

@@ -23,8 +23,9 @@
 //!   (memory registration, local invalidation) is done again on the new
 //!   member, whose MRs are its own;
 //! - every WR after the first one not executed is posted again, in order;
-//! - atomics are not resumed: a failover-enabled bond advertises none, and a
-//!   QP that has one outstanding takes the flush path.
+//! - atomics and inline sends are not resumed: a failover-enabled bond
+//!   advertises no atomics, and a QP that has one outstanding takes the
+//!   flush path.
 //!
 //! Completions leave in ring order: a WR that succeeds behind one posted
 //! again completes after it (RC completes a send queue in order, and the ULP
@@ -44,8 +45,10 @@ pub enum SendOp {
     Read,
     /// A local operation (REG_MR, LOCAL_INV): the member's own objects.
     Local,
-    /// An atomic: not resumable.
-    Atomic,
+    /// An atomic or an inline send: not resumable (an atomic's effect is
+    /// not idempotent; an inline send's data was the ULP's for the post
+    /// only, and the bond keeps none).
+    Unresumable,
 }
 
 /// The fate of one unresolved WR.
@@ -65,8 +68,8 @@ pub enum ResumeError {
     PeerBehind,
     /// The peer consumed more receives than were ever sent it.
     PeerAhead,
-    /// An atomic is outstanding.
-    Atomic,
+    /// An atomic or inline send is outstanding.
+    Unresumable,
     /// `fates` is shorter than `unresolved`.
     NoRoom,
 }
@@ -106,7 +109,7 @@ pub fn plan_resume(
     let mut count = consumed_before;
     for (op, fate) in unresolved.iter().zip(fates.iter_mut()) {
         *fate = match op {
-            SendOp::Atomic => return Err(ResumeError::Atomic),
+            SendOp::Unresumable => return Err(ResumeError::Unresumable),
             // The (count + 1)-th consuming WR was executed if the peer
             // consumed that many receives.
             SendOp::Consuming if count < peer_rx_consumed => Fate::Succeed,

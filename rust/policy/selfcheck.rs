@@ -937,7 +937,7 @@ pub fn caps_intersection() -> CaseResult {
 /// peer's receive count shows executed succeed, the rest are posted again;
 /// a count the ring rules out, or an atomic, takes the flush path.
 pub fn resume_exactly_once() -> CaseResult {
-    use SendOp::{Atomic, Consuming, Read, Write};
+    use SendOp::{Consuming, Read, Unresumable, Write};
     let ops = [Write, Consuming, Read, Consuming, Write, Consuming];
     let mut fates = [Fate::Repost; 6];
     // 3 consuming WRs completed here before; the peer consumed 5 receives:
@@ -968,7 +968,7 @@ pub fn resume_exactly_once() -> CaseResult {
         "a peer ahead of what was posted",
     )?;
     ensure(
-        plan_resume(&[Consuming, Atomic], 0, 1, &mut fates) == Err(ResumeError::Atomic),
+        plan_resume(&[Consuming, Unresumable], 0, 1, &mut fates) == Err(ResumeError::Unresumable),
         "an atomic is not resumed",
     )
 }

@@ -27,6 +27,7 @@ pub(crate) mod mr_pages;
 pub(crate) mod pd;
 pub(crate) mod qp;
 pub(crate) mod qp_path;
+pub(crate) mod qp_ring;
 pub(crate) mod qp_set;
 pub(crate) mod ratelimit;
 pub(crate) mod rcu;

@@ -532,8 +532,11 @@ impl<T: DeviceOps> Adapter<T> {
     }
 
     /// `rdma res show qp -dd`: the member that hosts the QP, the member
-    /// QP's number (what the wire and the member's own counters show) and
-    /// whether the connection could move to another rail (`tfo_capable`).
+    /// QP's number (what the wire and the member's own counters show),
+    /// whether the connection could move to another rail (`tfo_capable`)
+    /// and the counts a move exchanges: sends posted that consume a
+    /// receive at the peer (`tfo_tx_consuming`), receives consumed
+    /// (`tfo_rx_consumed`).
     /// Nothing for a QP without a member QP (QP1, or failed over).
     ///
     /// # Safety
@@ -556,9 +559,9 @@ impl<T: DeviceOps> Adapter<T> {
             return 0;
         };
         // Whether the peer runs the failover channel and heard our HELLO.
-        let capable = match &qp.kind {
-            QpKind::Rc(rc) => u32::from(rc.cm.capable()),
-            QpKind::Gsi(_) => 0,
+        let (capable, (tx, rx)) = match &qp.kind {
+            QpKind::Rc(rc) => (u32::from(rc.cm.capable()), rc.path.consuming_counts()),
+            QpKind::Gsi(_) => (0, (0, 0)),
         };
         // SAFETY: the member QP and its device are live under the objects
         // lock (a detach destroys the QP under it); the device's name is
@@ -577,6 +580,10 @@ impl<T: DeviceOps> Adapter<T> {
                 == 0
                 && bindings::rdma_nl_put_driver_u32(msg, c"member_qpn".as_ptr().cast(), qpn) == 0
                 && bindings::rdma_nl_put_driver_u32(msg, c"tfo_capable".as_ptr().cast(), capable)
+                    == 0
+                && bindings::rdma_nl_put_driver_u64(msg, c"tfo_tx_consuming".as_ptr().cast(), tx)
+                    == 0
+                && bindings::rdma_nl_put_driver_u64(msg, c"tfo_rx_consumed".as_ptr().cast(), rx)
                     == 0;
             if put {
                 bindings::mrbond_rdma_nl_nest_end(msg, nest);

@@ -30,14 +30,12 @@ use super::{
     dma::{DmaMap, MemberDma},
     irq_lock::{new_spinlock_irq, SpinLockIrq},
     mr::MrTable,
+    qp_ring::{Ring, WrSlot},
     qp_set::QpPaths,
-    wr::{LocalDmaSges, Refused, Target},
+    wr::{self, LocalDmaSges, Refused, Target},
     xarray::XArray,
 };
-use crate::policy::{wrid, MAX_MEMBERS};
-
-/// The SGEs a WR may have: as many as the member's copy has room for.
-const MAX_SGE: usize = bindings::MRBOND_RDMA_MAX_SGE as usize;
+use crate::policy::{resume::SendOp, wrid, MAX_MEMBERS};
 
 /// The data path's counters of one member.
 #[derive(Default)]
@@ -67,9 +65,20 @@ impl MemberCounters {
         self.qps.fetch_add(delta, Ordering::Relaxed);
     }
 
-    fn retire(&self, wrs: u64) {
+    /// A WR took its place in a ring.
+    pub(super) fn posted(&self) {
+        self.outstanding.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// `wrs` WRs left their rings.
+    pub(super) fn retire(&self, wrs: u64) {
         self.outstanding
             .fetch_sub(i64::try_from(wrs).unwrap_or(i64::MAX), Ordering::Relaxed);
+    }
+
+    /// `n` WRs completed with a flush the device made.
+    pub(super) fn add_flushed(&self, n: u64) {
+        self.flushed.fetch_add(n, Ordering::Relaxed);
     }
 
     fn clamp(v: i64) -> u32 {
@@ -158,7 +167,7 @@ impl MemberQp {
                 self.0.as_ptr(),
                 // CAST: every variant of the union starts with its
                 // `ib_send_wr`.
-                core::ptr::from_ref(&wr.__bindgen_anon_1).cast(),
+                core::ptr::from_ref(&wr.u).cast(),
             )
         })
     }
@@ -166,141 +175,6 @@ impl MemberQp {
     fn post_recv(&self, wr: &bindings::mrbond_rdma_recv) -> Result {
         // SAFETY: as for `post_send`.
         to_result(unsafe { bindings::mrbond_rdma_post_recv(self.0.as_ptr(), &wr.wr) })
-    }
-}
-
-/// One entry of a shadow ring: what the member WR stands for.
-#[derive(Clone, Copy, Default)]
-struct WrSlot {
-    /// The consumer's.
-    wr_id: u64,
-    /// The `ib_wc_opcode` of the WR's flush completion.
-    opcode: bindings::ib_wc_opcode,
-    /// A LOCAL_INV's rkey: its success ends that MR's registration.
-    invalidates: Option<u32>,
-}
-
-/// The WRs of one queue, oldest (`tail`) to newest (`head - 1`).
-struct Ring {
-    /// A power of two entries, more than the queue's WRs.
-    slots: KVVec<WrSlot>,
-    /// `sges` mappings per entry, in entry order, on a member that needs
-    /// DMA mapping; empty otherwise.
-    maps: KVVec<DmaMap>,
-    sges: usize,
-    head: u64,
-    tail: u64,
-}
-
-impl Ring {
-    /// A ring for `wrs` WRs of up to `sges` SGEs each, mapped if `dma`.
-    fn new(wrs: u32, sges: u32, dma: bool) -> Result<Self> {
-        let size = usize::try_from(wrs)?
-            .checked_add(1)
-            .and_then(usize::checked_next_power_of_two)
-            .ok_or(EINVAL)?;
-        let sges = if dma {
-            usize::try_from(sges)?.min(MAX_SGE)
-        } else {
-            0
-        };
-        let maps = size.checked_mul(sges).ok_or(EINVAL)?;
-        Ok(Self {
-            slots: KVVec::from_elem(WrSlot::default(), size, GFP_KERNEL)?,
-            maps: KVVec::from_elem(DmaMap::default(), maps, GFP_KERNEL)?,
-            sges,
-            head: 0,
-            tail: 0,
-        })
-    }
-
-    fn index(&self, seq: u64) -> Option<usize> {
-        // The length is a power of two: the mask picks the entry.
-        let mask = self.slots.len().wrapping_sub(1);
-        Some(usize::try_from(seq).ok()? & mask)
-    }
-
-    fn slot(&mut self, seq: u64) -> Option<&mut WrSlot> {
-        let i = self.index(seq)?;
-        self.slots.get_mut(i)
-    }
-
-    /// The mappings of the entry of `seq`: empty without DMA mapping.
-    fn maps(&mut self, seq: u64) -> &mut [DmaMap] {
-        let range = self.index(seq).and_then(|i| {
-            let start = i.checked_mul(self.sges)?;
-            Some(start..start.checked_add(self.sges)?)
-        });
-        match range {
-            Some(r) => self.maps.get_mut(r).unwrap_or(&mut []),
-            None => &mut [],
-        }
-    }
-
-    /// Undoes the mappings of the entry of `seq`, if any.
-    fn unmap(&mut self, seq: u64, dma: Option<&MemberDma>) {
-        if let Some(dma) = dma {
-            self.maps(seq).iter_mut().for_each(|m| dma.unmap(m));
-        }
-    }
-
-    fn len(&self) -> u64 {
-        self.head.wrapping_sub(self.tail)
-    }
-
-    fn is_full(&self) -> bool {
-        usize::try_from(self.len()).map_or(true, |n| n >= self.slots.len())
-    }
-
-    /// Takes the next place for a WR of `num_sge` SGEs, recording what its
-    /// flush would complete; its sequence. Nothing changes on an error.
-    fn reserve(&mut self, num_sge: c_int, entry: WrSlot) -> Result<u64> {
-        if self.is_full() {
-            return Err(ENOMEM);
-        }
-        if usize::try_from(num_sge).map_or(true, |n| n > MAX_SGE) {
-            return Err(EINVAL);
-        }
-        let head = self.head;
-        if let Some(slot) = self.slot(head) {
-            *slot = entry;
-        }
-        Ok(head)
-    }
-
-    /// The WR at the reserved place was posted (or queued for a flush).
-    fn commit(&mut self, counters: &MemberCounters) {
-        self.head = self.head.wrapping_add(1);
-        counters.outstanding.fetch_add(1, Ordering::Relaxed);
-    }
-
-    /// Completes every WR with a flush into `cq`, oldest first: the WRs the
-    /// member QP held when it went away and the ones posted since. Their
-    /// mappings are undone: the member QP is gone.
-    fn flush(
-        &mut self,
-        qp: *mut bindings::ib_qp,
-        cq: &Cq,
-        counters: &MemberCounters,
-        dma: Option<&MemberDma>,
-    ) {
-        let mut wc = Wc::default();
-        wc.set_flush(qp);
-        let (mut n, mut pushed) = (0u64, 0u64);
-        while self.tail != self.head {
-            let tail = self.tail;
-            self.unmap(tail, dma);
-            if let Some(slot) = self.slot(tail) {
-                wc.set_wr(slot.wr_id, slot.opcode);
-                if cq.push(&wc) {
-                    pushed += 1;
-                }
-            }
-            self.tail = tail.wrapping_add(1);
-            n += 1;
-        }
-        counters.retire(n);
-        counters.flushed.fetch_add(pushed, Ordering::Relaxed);
     }
 }
 
@@ -316,6 +190,22 @@ struct Rings {
     state: bindings::ib_qp_state,
     sq: Ring,
     rq: Ring,
+    /// Sends posted that consume a receive at the peer (SEND, WRITE with
+    /// immediate): the next one's consuming count.
+    tx_consuming: u64,
+    /// Receives completed with success: what the peer's consuming sends
+    /// took. With `tx_consuming`, what transparent failover tells the peer
+    /// ([`crate::policy::resume`]).
+    rx_consumed: u64,
+}
+
+impl Rings {
+    /// A send of `op` took its place in the ring.
+    fn count_consuming(&mut self, op: SendOp) {
+        if op == SendOp::Consuming {
+            self.tx_consuming = self.tx_consuming.wrapping_add(1);
+        }
+    }
 }
 
 /// The data path of one RC QP of a device.
@@ -410,8 +300,8 @@ impl QpPath {
             new.cm,
         );
         let dma = new.dma.is_some();
-        let sq = Ring::new(new.send_wrs, new.send_sges, dma)?;
-        let rq = Ring::new(new.recv_wrs, new.recv_sges, dma)?;
+        let sq = Ring::new(new.send_wrs, new.send_sges, true, dma)?;
+        let rq = Ring::new(new.recv_wrs, new.recv_sges, false, dma)?;
         // Reserved now, published once the path is complete.
         let id = ids.xa.reserve_cyclic(1, wrid::QP_ID_MAX)?;
         let path = KBox::pin_init(
@@ -432,6 +322,8 @@ impl QpPath {
                         state: bindings::ib_qp_state_IB_QPS_RESET,
                         sq,
                         rq,
+                        tx_consuming: 0,
+                        rx_consumed: 0,
                     },
                     "mrbond:qp"
                 ),
@@ -557,13 +449,14 @@ impl QpPath {
         kick: &mut bool,
     ) -> Result {
         // SAFETY: as the caller guarantees, `wr` is valid for the call.
-        let (wr_id, opcode, num_sge) = unsafe {
+        let (wr_id, opcode, num_sge, op) = unsafe {
             let one = &*wr;
             // `wr_id` and `wr_cqe` are the same 64 initialised bits.
             (
                 *one.__bindgen_anon_1.wr_id.as_ref(),
                 one.opcode,
                 one.num_sge,
+                wr::send_op(one),
             )
         };
         let invalidates = (opcode == bindings::ib_wr_opcode_IB_WR_LOCAL_INV)
@@ -573,16 +466,27 @@ impl QpPath {
             wr_id,
             opcode: flush_opcode(opcode),
             invalidates,
+            num_sge: 0,
         };
         let head = rings.sq.reserve(num_sge, entry)?;
+        let (Some(kept), sges) = rings.sq.keep(head) else {
+            return Err(EINVAL);
+        };
+        // SAFETY: as the caller guarantees, `wr` is a consumer's send WR
+        // for this QP, in its container.
+        unsafe { wr::keep_send(wr, kept, sges) }.map_err(|r| refused(r, counters))?;
         let Some(member) = rings.member.as_ref() else {
+            rings.count_consuming(op);
             *kick |= self.post_without_member(rings.detaching, &mut rings.sq, false, counters);
             return Ok(());
         };
         let mut m = bindings::mrbond_rdma_send::default();
-        // SAFETY: as the caller guarantees, `wr` is a consumer's send WR
-        // for this QP, whose member QP is live.
-        let local = unsafe { target.send(wr, &mut m) }.map_err(|r| refused(r, counters))?;
+        let (Some(kept), sges) = rings.sq.kept(head) else {
+            return Err(EINVAL);
+        };
+        // SAFETY: the kept WR is a consumer's send WR for this QP, whose
+        // member QP is live.
+        let local = unsafe { target.send(kept, sges, &mut m) }.map_err(|r| refused(r, counters))?;
         if let Some(dma) = self.dma.as_ref() {
             let to_device = sends_to_device(opcode);
             map_sges(
@@ -596,17 +500,14 @@ impl QpPath {
         }
         // SAFETY: every variant of the copy starts with its `ib_send_wr`.
         unsafe {
-            *m.__bindgen_anon_1
-                .wr
-                .as_mut()
-                .__bindgen_anon_1
-                .wr_id
-                .as_mut() = wrid::encode(self.id, head, false)
+            *m.u.wr.as_mut().__bindgen_anon_1.wr_id.as_mut() =
+                wrid::encode(self.id, rings.sq.generation, head, false)
         };
         if let Err(e) = member.post_send(&m) {
             rings.sq.unmap(head, self.dma.as_ref());
             return Err(e);
         }
+        rings.count_consuming(op);
         rings.sq.commit(counters);
         Ok(())
     }
@@ -658,16 +559,19 @@ impl QpPath {
             // SAFETY: `wr_id` and `wr_cqe` are the same 64 initialised bits.
             wr_id: unsafe { *wr.__bindgen_anon_1.wr_id.as_ref() },
             opcode: bindings::ib_wc_opcode_IB_WC_RECV,
-            invalidates: None,
+            ..WrSlot::default()
         };
         let head = rings.rq.reserve(wr.num_sge, entry)?;
+        // SAFETY: `wr` is a consumer's receive WR, valid for the call.
+        unsafe { wr::keep_recv(wr, rings.rq.keep(head).1) }.map_err(|r| refused(r, counters))?;
         let Some(member) = rings.member.as_ref() else {
             *kick |= self.post_without_member(rings.detaching, &mut rings.rq, true, counters);
             return Ok(());
         };
         let mut m = bindings::mrbond_rdma_recv::default();
-        // SAFETY: `wr` is a consumer's receive WR, valid for the call.
-        let local = unsafe { target.recv(wr, &mut m) }.map_err(|r| refused(r, counters))?;
+        let local = target
+            .recv(rings.rq.kept(head).1, &mut m)
+            .map_err(|r| refused(r, counters))?;
         if let Some(dma) = self.dma.as_ref() {
             map_sges(
                 dma,
@@ -679,7 +583,10 @@ impl QpPath {
             )?;
         }
         // SAFETY: writing either member of the union writes its 64 bits.
-        unsafe { *m.wr.__bindgen_anon_1.wr_id.as_mut() = wrid::encode(self.id, head, true) };
+        unsafe {
+            *m.wr.__bindgen_anon_1.wr_id.as_mut() =
+                wrid::encode(self.id, rings.rq.generation, head, true)
+        };
         if let Err(e) = member.post_recv(&m) {
             rings.rq.unmap(head, self.dma.as_ref());
             return Err(e);
@@ -698,11 +605,12 @@ impl QpPath {
     fn translate(&self, counters: &MemberCounters, mrs: &MrTable, wc: &mut Wc) -> bool {
         let wr_id = wc.wr_id();
         let mut rings = self.rings.lock();
-        let ring = if wrid::qp_of(wr_id).1 {
-            &mut rings.rq
-        } else {
-            &mut rings.sq
-        };
+        let recv = wrid::qp_of(wr_id).1;
+        let ring = if recv { &mut rings.rq } else { &mut rings.sq };
+        // A completion of a member QP the ring no longer posts to.
+        if wrid::generation_of(wr_id) != ring.generation {
+            return false;
+        }
         let seq = wrid::seq_of(wr_id, ring.tail);
         if seq.wrapping_sub(ring.tail) >= ring.len() {
             return false;
@@ -729,6 +637,9 @@ impl QpPath {
             }
         }
         ring.tail = seq.wrapping_add(1);
+        if recv && wc.is_success() {
+            rings.rx_consumed = rings.rx_consumed.wrapping_add(1);
+        }
         drop(rings);
         counters.retire(retired);
         if wc.is_flush() {
@@ -736,6 +647,14 @@ impl QpPath {
         }
         wc.set_qp(self.qp.as_ptr(), consumer_wr_id);
         true
+    }
+
+    /// The consuming sends posted and the receives consumed so far: what
+    /// the two ends' counts of a connection are compared by (each end's
+    /// first is the other's second once no message is in flight).
+    pub(crate) fn consuming_counts(&self) -> (u64, u64) {
+        let rings = self.rings.lock();
+        (rings.tx_consuming, rings.rx_consumed)
     }
 
     /// The QP's state, as the consumer last set it or ERR once its member

@@ -347,6 +347,46 @@ test_tfo_hello_handshake() {
 	return $rc
 }
 
+tfo_counts() {  # "lqpn rqpn tx rx" per RC QP of mrbond0
+	bq rdma -dd -j res show qp link mrbond0/ | jq -r '.[] | select(.type == "RC") |
+		"\(.lqpn) \(.rqpn // "none") \(.drv_tfo_tx_consuming // .tfo_tx_consuming // "none")" +
+		" \(.drv_tfo_rx_consumed // .tfo_rx_consumed // "none")"'
+}
+# counts_match MINE PEER: every connection of MINE is in PEER, each end's
+# consuming sends the other's consumed receives; some were sent.
+counts_match() {
+	awk 'NR == FNR { tx[$1] = $3; rx[$1] = $4; next }
+		{ n++; if (!($2 in tx) || $3 != rx[$2] || $4 != tx[$2] || $3 == "none") bad++; sent += $3 }
+		END { exit !(n > 0 && bad == 0 && sent > 0) }' "$2" "$1"
+}
+# What a move exchanges: per connection, each end's count of the sends it
+# posted that consume a receive at the other end (SEND, WRITE with
+# immediate) is the other end's count of receives consumed, once nothing
+# is in flight. Both ends snapshot at a barrier; an NVMe-oF keep-alive in
+# flight at that moment makes a round inconclusive, so up to 5 rounds,
+# each judged by both ends from both snapshots.
+test_tfo_consuming_counts() {
+	local round mine theirs
+	for round in 1 2 3 4 5; do
+		mine=$MRBOND_RUN/tfo-counts-$round-$MRBOND_ROLE
+		theirs=$MRBOND_RUN/tfo-counts-$round-$(peer_role)
+		barrier "tfo-counts-ready-$round" 60 || return 1
+		tfo_counts >"$mine"
+		barrier "tfo-counts-$round" 60 || return 1
+		counts_match "$mine" "$theirs" && touch "$mine.ok"
+		barrier "tfo-counts-judged-$round" 60 || return 1
+		if [[ -e $mine.ok && -e $theirs.ok ]]; then
+			echo "round $round: lqpn rqpn tx rx here, then at $(peer_role):"
+			cat "$mine" "$theirs"
+			return 0
+		fi
+		sleep 1
+	done
+	echo "no round matched; the last one, here then at $(peer_role):"
+	cat "$mine" "$theirs"
+	return 1
+}
+
 test_fio_verify() {
 	local rc=0 blk engine out=$TB_TMP/fio-verify
 	if [[ $MRBOND_ROLE == hostb ]]; then
@@ -1357,6 +1397,7 @@ else
 	[[ $MODE == bond ]] &&
 		tests+=(rdma_res_qp_member test_res_qp_member tfo_hello_handshake test_tfo_hello_handshake)
 	tests_on normal fio_verify test_fio_verify
+	[[ $MODE == bond ]] && tests_on normal tfo_consuming_counts_match test_tfo_consuming_counts
 	tests_on debug \
 		cable_pull_during_fio test_cable_pull \
 		member_removed_during_fio test_member_removed \

@@ -63,7 +63,7 @@ proptest! {
                 }
                 SendOp::Write => {}
                 SendOp::Read | SendOp::Local => prop_assert_eq!(*fate, Fate::Repost),
-                SendOp::Atomic => unreachable!(),
+                SendOp::Unresumable => unreachable!(),
             }
         }
         prop_assert_eq!(plan.succeed + plan.repost, ops.len() - completed);
@@ -97,10 +97,10 @@ proptest! {
 #[test]
 fn an_outstanding_atomic_takes_the_flush_path() {
     let mut fates = [Fate::Succeed; 3];
-    let ops = [SendOp::Consuming, SendOp::Atomic, SendOp::Write];
+    let ops = [SendOp::Consuming, SendOp::Unresumable, SendOp::Write];
     assert_eq!(
         plan_resume(&ops, 0, 1, &mut fates),
-        Err(ResumeError::Atomic)
+        Err(ResumeError::Unresumable)
     );
 }
 
