@@ -50,7 +50,8 @@ start() {
 		echo "start $(date -Is) cpu_ns $(cat "$1/cpuacct.usage")" >>"$2"
 		nice -n 19 ionice -c3 bash "$3/tree/tools/kernel/build-host-kernel.sh" \
 			--config "$4" --src "$5" --out "$3/build" "${@:6}" >>"$3/build.log" 2>&1
-		echo "end $(date -Is) rc $? cpu_ns $(cat "$1/cpuacct.usage")" >>"$2"
+		rc=$?
+		echo "end $(date -Is) rc $rc cpu_ns $(cat "$1/cpuacct.usage")" >>"$2"
 	' _ "$cg" "$log" "$dir" "$config" "$src" "${variant_args[@]}" </dev/null >/dev/null 2>&1 &
 	echo "segment started: $dir/build.log"
 }
