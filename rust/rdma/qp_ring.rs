@@ -19,7 +19,7 @@ use super::{
 };
 
 /// The SGEs a WR may have: as many as the member's copy has room for.
-pub(super) const MAX_SGE: usize = bindings::MRBOND_RDMA_MAX_SGE as usize;
+const MAX_SGE: usize = bindings::MRBOND_RDMA_MAX_SGE as usize;
 
 /// One entry of a shadow ring: what the member WR stands for.
 #[derive(Clone, Copy, Default)]
@@ -47,6 +47,7 @@ pub(super) struct Ring {
     /// `sges` mappings per entry, in entry order, on a member that needs
     /// DMA mapping; empty otherwise.
     maps: KVVec<DmaMap>,
+    /// Whether the member needs DMA mapping (`maps` has its entries).
     mapped: bool,
     /// SGEs per entry: the queue's, at most [`MAX_SGE`].
     sges: usize,
