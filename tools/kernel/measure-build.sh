@@ -9,8 +9,9 @@
 # than a working session leaves beside a CI run, so it runs in segments at
 # the lowest priority: `start` begins one (make resumes where the last one
 # stopped), `stop` ends it, `report` sums them. Every process of the build
-# is in one cpuacct cgroup, so its CPU counts whatever else runs on the
-# machine and however a segment ends.
+# is in one cgroup (cgroup v1's cpuacct where it is mounted, else the v2
+# hierarchy's cpu.stat; MRBOND_CGROUP2=1 picks v2 on a hybrid host), so its
+# CPU counts whatever else runs on the machine and however a segment ends.
 #
 # The tree is $MRBOND_CACHE/host-kernel-<variant> (build/ and the
 # packages); the source is the testbed kernel's (tb_kdir), extracted once
@@ -26,10 +27,25 @@ roce-host) variant_args=(--modules "$MRBOND_ROOT/tools/kernel/roce-host.modules"
 esac
 dir=$MRBOND_CACHE/host-kernel-$variant
 log=$dir/times.log
-cg=/sys/fs/cgroup/cpuacct/mrbond-hostkernel-$variant
 config=/usr/src/linux-config-6.12/config.amd64_none_amd64.xz
+if [[ -d /sys/fs/cgroup/cpuacct && ${MRBOND_CGROUP2:-0} != 1 ]]; then
+	cg=/sys/fs/cgroup/cpuacct/mrbond-hostkernel-$variant
+	usage=$cg/cpuacct.usage
+else
+	cg=/sys/fs/cgroup
+	[[ -f $cg/cgroup.controllers ]] || cg=$cg/unified
+	[[ -f $cg/cgroup.controllers ]] || tb_die "no cgroup v1 cpuacct nor v2 hierarchy under /sys/fs/cgroup"
+	cg=$cg/mrbond-hostkernel-$variant
+	usage=$cg/cpu.stat
+fi
 
-cpu_ns() { cat "$cg/cpuacct.usage"; }
+# The CPU time of the cgroup's processes so far, in ns, from USAGE (v1's
+# cpuacct.usage or v2's cpu.stat). The segment's own shell repeats it.
+read_cpu_ns='case $1 in
+	*/cpu.stat) awk '\''$1 == "usage_usec" { printf "%.0f\n", $2 * 1000 }'\'' "$1" ;;
+	*) cat "$1" ;;
+	esac'
+cpu_ns() { bash -c "$read_cpu_ns" _ "$usage"; }
 # (cgroupfs files have no size: read them.)
 running() { [[ -n $(cat "$cg/cgroup.procs" 2>/dev/null) ]]; }
 
@@ -45,13 +61,14 @@ start() {
 	cp -r "$MRBOND_ROOT/tools/kernel" "$dir/tree/tools/"
 	cp "$MRBOND_ROOT/tools/testbed/lib.sh" "$dir/tree/tools/testbed/"
 	[[ $variant == debian ]] || variant_args=(--modules "$dir/tree/tools/kernel/roce-host.modules")
-	setsid bash -c '
+	read_cpu_ns=$read_cpu_ns usage=$usage setsid bash -c '
+		cpu() { bash -c "$read_cpu_ns" _ "$usage"; }
 		echo $$ >"$1/cgroup.procs"
-		echo "start $(date -Is) cpu_ns $(cat "$1/cpuacct.usage")" >>"$2"
+		echo "start $(date -Is) cpu_ns $(cpu)" >>"$2"
 		nice -n 19 ionice -c3 bash "$3/tree/tools/kernel/build-host-kernel.sh" \
 			--config "$4" --src "$5" --out "$3/build" "${@:6}" >>"$3/build.log" 2>&1
 		rc=$?
-		echo "end $(date -Is) rc $rc cpu_ns $(cat "$1/cpuacct.usage")" >>"$2"
+		echo "end $(date -Is) rc $rc cpu_ns $(cpu)" >>"$2"
 	' _ "$cg" "$log" "$dir" "$config" "$src" "${variant_args[@]}" </dev/null >/dev/null 2>&1 &
 	echo "segment started: $dir/build.log"
 }
