@@ -63,6 +63,11 @@ struct CmState {
     /// Set at RTR.
     peer: Option<ChannelPeer>,
     handshake: Handshake,
+    /// A HELLO that came before RTR, from the QP it names and with its
+    /// "heard" flag: rdma_cm's passive end moves its QP to RTS, and so
+    /// sends its HELLO, before its REP brings us to RTR. Taken at RTR if
+    /// it came from the peer then; it saves the handshake a round trip.
+    early_hello: Option<(u32, bool)>,
 }
 
 /// What the device records of an RC QP's connection exchange.
@@ -164,6 +169,11 @@ impl CmRecord {
         let mut st = self.state.lock();
         st.peer = Some(ChannelPeer { qpn, av });
         st.handshake = Handshake::new();
+        if let Some((_, heard)) = st.early_hello.take().filter(|&(from, _)| from == qpn) {
+            // Not ready to send yet: no answer; our HELLO at RTS says
+            // "heard".
+            let _ = st.handshake.hello(heard);
+        }
     }
 
     /// The QP is ready to send: this end's HELLO, once, if the peer is
@@ -177,13 +187,18 @@ impl CmRecord {
     /// The peer's HELLO from QP `from`, saying whether it heard ours:
     /// `None` if `from` is not this connection's peer; else the HELLO to
     /// answer with, if any (where it goes; it says "heard"), and whether
-    /// the connection became capable of moving now.
+    /// the connection became capable of moving now. Before RTR, when the
+    /// peer is not known yet, it is kept for RTR.
     pub(crate) fn hello_heard(
         &self,
         from: u32,
         heard: bool,
     ) -> Option<(Option<ChannelPeer>, bool)> {
         let mut st = self.state.lock();
+        if st.peer.is_none() {
+            st.early_hello = Some((from, heard));
+            return Some((None, false));
+        }
         let peer = st.peer.as_ref().filter(|p| p.qpn == from)?.clone();
         let (answer, capable) = st.handshake.hello(heard);
         Some((answer.map(|_| peer), capable))

@@ -53,7 +53,8 @@ impl ChannelCounters {
         self.hello_sent.load(Ordering::Relaxed)
     }
 
-    /// HELLOs from the peer of a connection of ours.
+    /// HELLOs from the peer of a connection of ours (one that came before
+    /// the connection's RTR included: it is kept until then).
     pub(crate) fn hello_heard(&self) -> u64 {
         self.hello_heard.load(Ordering::Relaxed)
     }
