@@ -47,8 +47,6 @@ pub(super) struct Ring {
     /// `sges` mappings per entry, in entry order, on a member that needs
     /// DMA mapping; empty otherwise.
     maps: KVVec<DmaMap>,
-    /// Whether the member needs DMA mapping (`maps` has its entries).
-    mapped: bool,
     /// SGEs per entry: the queue's, at most [`MAX_SGE`].
     sges: usize,
     pub(super) head: u64,
@@ -86,7 +84,6 @@ impl Ring {
                 if dma { per_ring } else { 0 },
                 GFP_KERNEL,
             )?,
-            mapped: dma,
             sges,
             head: 0,
             tail: 0,
@@ -111,11 +108,9 @@ impl Ring {
         Some(start..start.checked_add(self.sges)?)
     }
 
-    /// The mappings of the entry of `seq`: empty without DMA mapping.
+    /// The mappings of the entry of `seq`: empty without DMA mapping
+    /// (`maps` is empty then, and holds no entry's range).
     pub(super) fn maps(&mut self, seq: u64) -> &mut [DmaMap] {
-        if !self.mapped {
-            return &mut [];
-        }
         match self.sge_range(seq) {
             Some(r) => self.maps.get_mut(r).unwrap_or(&mut []),
             None => &mut [],

@@ -21,8 +21,7 @@ set -euo pipefail
 
 variant=${2:-debian}
 case $variant in
-debian) variant_args=() ;;
-roce-host) variant_args=(--modules "$MRBOND_ROOT/tools/kernel/roce-host.modules") ;;
+debian | roce-host) ;;
 *) echo "usage: $0 start|stop|report [debian|roce-host]" >&2; exit 2 ;;
 esac
 dir=$MRBOND_CACHE/host-kernel-$variant
@@ -60,7 +59,9 @@ start() {
 	rm -rf "$dir/tree" && mkdir -p "$dir/tree/tools/testbed"
 	cp -r "$MRBOND_ROOT/tools/kernel" "$dir/tree/tools/"
 	cp "$MRBOND_ROOT/tools/testbed/lib.sh" "$dir/tree/tools/testbed/"
-	[[ $variant == debian ]] || variant_args=(--modules "$dir/tree/tools/kernel/roce-host.modules")
+	# Any variant but debian is localmodconfig's, for <variant>.modules.
+	local variant_args=()
+	[[ $variant == debian ]] || variant_args=(--modules "$dir/tree/tools/kernel/$variant.modules")
 	read_cpu_ns=$read_cpu_ns usage=$usage setsid bash -c '
 		cpu() { bash -c "$read_cpu_ns" _ "$usage"; }
 		echo $$ >"$1/cgroup.procs"
