@@ -50,6 +50,17 @@ LOCKDEP_CIRCULAR = "WARNING: possible circular locking dependency detected"
 LOCK_NAME = re.compile(r"\(([^)]+)\)\{")
 
 
+def print_report(role, console, marker, before=5, after=60):
+    """Prints the first report of `marker` on a guest's console, so that a
+    CI log, whose run directory is gone with its machine, still shows it."""
+    lines = console.splitlines()
+    at = next(i for i, line in enumerate(lines) if marker in line)
+    print(f"{role}: ---- console at the first '{marker}' ----")
+    for line in lines[max(at - before, 0):at + after]:
+        print(f"{role}: | {line}")
+    print(f"{role}: ---- end of excerpt ----")
+
+
 def known_upstream_reports(console):
     """The console without the known upstream lockdep reports (their WARNING
     line replaced by a note), and a description of each one removed."""
@@ -514,6 +525,7 @@ def main():
             if marker in console:
                 failures.append(f"{g.role}: '{marker}' on the guest console "
                                 f"(see {g.console_path})")
+                print_report(g.role, console, marker)
         plan, passed, failed, skipped, results = parse_ktap(g.out_path)
         for line in results:
             print(f"{g.role}: {line}")
