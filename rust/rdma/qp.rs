@@ -33,9 +33,8 @@ use super::{
     dma::MemberDma,
     gsi::GsiQp,
     pd::{MemberPd, Pd},
-    qp_path::{MemberCounters, NewQpPath, QpPath},
+    qp_path::{Binding, NewQpPath, Posting, QpPath},
     tfo_channel,
-    wr::Target,
 };
 
 /// The SGEs a WR may have: as many as the member's copy has room for.
@@ -290,14 +289,16 @@ impl<T: DeviceOps> Adapter<T> {
             qp: ibqp,
             scq: init.send_cq,
             rcq: init.recv_cq,
-            slot,
+            bound: Binding {
+                slot,
+                local_dma_lkey: lkey,
+                dma,
+            },
             member_qp: mqp.0.as_ptr(),
-            local_dma_lkey: lkey,
             send_wrs: cap.max_send_wr,
             recv_wrs: cap.max_recv_wr,
             send_sges: cap.max_send_sge,
             recv_sges: cap.max_recv_sge,
-            dma,
             cm: NonNull::from(&*cm),
         };
         // SAFETY: the QP, its CQs and the record live until `destroy_qp`
@@ -409,19 +410,16 @@ impl<T: DeviceOps> Adapter<T> {
                 let Ok(data) = (unsafe { dev.driver_data::<T::Data>() }) else {
                     return 0;
                 };
-                let slot = rc.path.slot();
-                if let Some(counters) = T::path_counters(&data).get(slot) {
-                    // No poll translates a completion of the QP after this,
-                    // nor returns one the device synthesised for it:
-                    // members may still hold CQEs of a destroyed QP (rxe
-                    // does not purge them).
-                    let ids = T::qp_ids(&data);
-                    QpPath::end(rc.path, ids, T::qp_paths(&data), counters, |mqp| {
-                        // INVARIANT: the path gave it up; destroyed here.
-                        drop(MemberQpOwned(mqp));
-                        counters.add_qps(-1);
-                    });
-                }
+                // No poll translates a completion of the QP after this, nor
+                // returns one the device synthesised for it: members may
+                // still hold CQEs of a destroyed QP (rxe does not purge
+                // them).
+                let (ids, counters) = (T::qp_ids(&data), T::path_counters(&data));
+                QpPath::end(rc.path, ids, T::qp_paths(&data), counters, |mqp, c| {
+                    // INVARIANT: the path gave it up; destroyed here.
+                    drop(MemberQpOwned(mqp));
+                    c.add_qps(-1);
+                });
                 T::quarantine_qpn(&data, qpn, rc.cm.aborted());
             }
         }
@@ -624,7 +622,9 @@ impl<T: DeviceOps> Adapter<T> {
             },
             // SAFETY: as the caller guarantees.
             QpKind::Rc(rc) => unsafe {
-                Self::post_rc(ibqp, &rc.path, |p, t, c| p.post_send(t, c, wr, bad_wr))
+                Self::post_rc(ibqp, &rc.path, |p, posting| {
+                    p.post_send(posting, wr, bad_wr)
+                })
             },
         }
     }
@@ -644,15 +644,16 @@ impl<T: DeviceOps> Adapter<T> {
             QpKind::Gsi(gsi) => unsafe { gsi.post_recv(wr, bad_wr) },
             // SAFETY: as the caller guarantees.
             QpKind::Rc(rc) => unsafe {
-                Self::post_rc(ibqp, &rc.path, |p, t, c| p.post_recv(t, c, wr, bad_wr))
+                Self::post_rc(ibqp, &rc.path, |p, posting| {
+                    p.post_recv(posting, wr, bad_wr)
+                })
             },
         }
     }
 }
 
 impl<T: DeviceOps> Adapter<T> {
-    /// Runs `post` on an RC QP's path with its [`Target`] and its member's
-    /// counters.
+    /// Runs `post` on an RC QP's path with what it takes from the device.
     ///
     /// # Safety
     ///
@@ -661,7 +662,7 @@ impl<T: DeviceOps> Adapter<T> {
     unsafe fn post_rc(
         ibqp: *mut bindings::ib_qp,
         path: &QpPath,
-        post: impl FnOnce(&QpPath, &Target<'_>, &MemberCounters) -> c_int,
+        post: impl FnOnce(&QpPath, &Posting<'_>) -> c_int,
     ) -> c_int {
         // SAFETY: the QP's device is allocated while it has QPs.
         let dev = unsafe { Device::from_raw((*ibqp).device) };
@@ -670,16 +671,11 @@ impl<T: DeviceOps> Adapter<T> {
         let Ok(data) = (unsafe { dev.driver_data::<T::Data>() }) else {
             return ENODEV.to_errno();
         };
-        let Some(counters) = T::path_counters(&data).get(path.slot()) else {
-            return EINVAL.to_errno();
-        };
-        let target = Target {
+        let posting = Posting {
             mrs: T::mrs(&data),
-            dev: path.device(),
-            slot: path.slot(),
-            local_dma_lkey: path.local_dma_lkey(),
+            counters: T::path_counters(&data),
         };
-        post(path, &target, counters)
+        post(path, &posting)
     }
 }
 

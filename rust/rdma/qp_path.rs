@@ -112,6 +112,42 @@ impl PathCounters {
     }
 }
 
+/// What a post takes from the device: its MRs and its members' counters.
+pub(crate) struct Posting<'a> {
+    pub(crate) mrs: &'a MrTable,
+    pub(crate) counters: &'a PathCounters,
+}
+
+impl<'a> Posting<'a> {
+    /// A post's view of `bound`, the binding of a path of device `dev`,
+    /// taken under the path's lock; `None` for a slot past the last.
+    fn bind(&self, bound: &Binding, dev: *const bindings::ib_device) -> Option<Bound<'a>> {
+        Some(Bound {
+            target: Target {
+                mrs: self.mrs,
+                dev,
+                slot: bound.slot,
+                local_dma_lkey: bound.local_dma_lkey,
+            },
+            counters: self.counters.get(bound.slot)?,
+            dma: bound.dma,
+        })
+    }
+}
+
+/// The member a post goes to, as it was under the path's lock.
+struct Bound<'a> {
+    target: Target<'a>,
+    counters: &'a MemberCounters,
+    dma: Option<MemberDma>,
+}
+
+impl Bound<'_> {
+    fn dma(&self) -> Option<&MemberDma> {
+        self.dma.as_ref()
+    }
+}
+
 /// The QPs of a device by id, for the translation of member completions.
 ///
 /// # Invariants
@@ -178,8 +214,22 @@ impl MemberQp {
     }
 }
 
+/// The member a path posts to: what a move to another member (issue 17)
+/// changes, in one swap under the path's lock, so that every post sees
+/// either the old member's keys and mappings or the new one's.
+#[derive(Clone, Copy)]
+pub(crate) struct Binding {
+    /// The member slot.
+    pub(crate) slot: usize,
+    /// The `local_dma_lkey` of the member PD.
+    pub(crate) local_dma_lkey: u32,
+    /// The member device, if it needs the WRs' buffers DMA-mapped.
+    pub(crate) dma: Option<MemberDma>,
+}
+
 /// What lock "mrbond:qp" protects.
 struct Rings {
+    bound: Binding,
     /// `None` once the member is detached.
     member: Option<MemberQp>,
     /// A detach took `member` and is destroying it: posts only queue in
@@ -221,14 +271,8 @@ pub(crate) struct QpPath {
     qp: NonNull<bindings::ib_qp>,
     scq: NonNull<bindings::ib_cq>,
     rcq: NonNull<bindings::ib_cq>,
-    /// The member slot, fixed at creation.
-    slot: usize,
     /// In [`QpIds`] and in the member WR ids.
     id: u32,
-    /// The `local_dma_lkey` of the member PD.
-    local_dma_lkey: u32,
-    /// The member device, if it needs the WRs' buffers DMA-mapped.
-    dma: Option<MemberDma>,
     /// The device's record of the QP's connection exchange.
     cm: NonNull<CmRecord>,
     /// Lock "mrbond:qp": the member QP and the shadow rings; held across
@@ -257,17 +301,14 @@ pub(crate) struct NewQpPath {
     pub(crate) qp: *mut bindings::ib_qp,
     pub(crate) scq: *mut bindings::ib_cq,
     pub(crate) rcq: *mut bindings::ib_cq,
-    /// The member slot, its QP, its PD's local DMA lkey.
-    pub(crate) slot: usize,
+    /// The member the QP is made on, and its member QP.
+    pub(crate) bound: Binding,
     pub(crate) member_qp: *mut bindings::ib_qp,
-    pub(crate) local_dma_lkey: u32,
     /// The queues' sizes and SGEs per WR, as the member QP was made.
     pub(crate) send_wrs: u32,
     pub(crate) recv_wrs: u32,
     pub(crate) send_sges: u32,
     pub(crate) recv_sges: u32,
-    /// The member device, if it needs the WRs' buffers DMA-mapped.
-    pub(crate) dma: Option<MemberDma>,
     /// The device's record of the QP's connection exchange, which a
     /// member's departure ends ([`QpPath::abort_cm`]); it outlives the
     /// path.
@@ -289,7 +330,7 @@ impl QpPath {
         ids: &QpIds,
         paths: &QpPaths,
     ) -> Result<Pin<KBox<Self>>> {
-        if new.slot >= MAX_MEMBERS {
+        if new.bound.slot >= MAX_MEMBERS {
             return Err(EINVAL);
         }
         let (qp, scq, rcq, member, cm) = (
@@ -299,7 +340,7 @@ impl QpPath {
             NonNull::new(new.member_qp).ok_or(EINVAL)?,
             new.cm,
         );
-        let dma = new.dma.is_some();
+        let dma = new.bound.dma.is_some();
         let sq = Ring::new(new.send_wrs, new.send_sges, true, dma)?;
         let rq = Ring::new(new.recv_wrs, new.recv_sges, false, dma)?;
         // Reserved now, published once the path is complete.
@@ -309,14 +350,12 @@ impl QpPath {
                 qp,
                 scq,
                 rcq,
-                slot: new.slot,
                 id,
-                local_dma_lkey: new.local_dma_lkey,
-                dma: new.dma,
                 cm,
                 // INVARIANT: as the caller guarantees, the member QP is live.
                 rings <- new_spinlock_irq!(
                     Rings {
+                        bound: new.bound,
                         member: Some(MemberQp(member)),
                         detaching: false,
                         state: bindings::ib_qp_state_IB_QPS_RESET,
@@ -355,14 +394,9 @@ impl QpPath {
         unsafe { Cq::from_raw(cq.as_ptr()) }
     }
 
-    /// The member slot.
+    /// The member slot the QP is bound to now.
     pub(crate) fn slot(&self) -> usize {
-        self.slot
-    }
-
-    /// The `local_dma_lkey` of the member PD.
-    pub(crate) fn local_dma_lkey(&self) -> u32 {
-        self.local_dma_lkey
+        self.rings.lock().bound.slot
     }
 
     /// The device of the QP.
@@ -390,13 +424,13 @@ impl QpPath {
         detaching: bool,
         ring: &mut Ring,
         recv: bool,
-        counters: &MemberCounters,
+        on: &Bound<'_>,
     ) -> bool {
-        ring.commit(counters);
+        ring.commit(on.counters);
         if detaching {
             return false;
         }
-        ring.flush(self.qp.as_ptr(), self.cq(recv), counters, self.dma.as_ref());
+        ring.flush(self.qp.as_ptr(), self.cq(recv), on.counters, on.dma());
         true
     }
 
@@ -410,17 +444,19 @@ impl QpPath {
     /// valid for writes.
     pub(crate) unsafe fn post_send(
         &self,
-        target: &Target<'_>,
-        counters: &MemberCounters,
+        posting: &Posting<'_>,
         mut wr: *const bindings::ib_send_wr,
         bad: *mut *const bindings::ib_send_wr,
     ) -> c_int {
         let mut kick = false;
         let mut ret = 0;
         let mut rings = self.rings.lock();
+        let Some(on) = posting.bind(&rings.bound, self.device()) else {
+            return EINVAL.to_errno();
+        };
         while !wr.is_null() {
             // SAFETY: as the caller guarantees.
-            let posted = unsafe { self.post_one_send(&mut rings, target, counters, wr, &mut kick) };
+            let posted = unsafe { self.post_one_send(&mut rings, &on, wr, &mut kick) };
             if let Err(e) = posted {
                 // SAFETY: as the caller guarantees, `bad` is writable.
                 unsafe { *bad = wr };
@@ -443,8 +479,7 @@ impl QpPath {
     unsafe fn post_one_send(
         &self,
         rings: &mut Rings,
-        target: &Target<'_>,
-        counters: &MemberCounters,
+        on: &Bound<'_>,
         wr: *const bindings::ib_send_wr,
         kick: &mut bool,
     ) -> Result {
@@ -474,10 +509,10 @@ impl QpPath {
         };
         // SAFETY: as the caller guarantees, `wr` is a consumer's send WR
         // for this QP, in its container.
-        unsafe { wr::keep_send(wr, kept, sges) }.map_err(|r| refused(r, counters))?;
+        unsafe { wr::keep_send(wr, kept, sges) }.map_err(|r| refused(r, on.counters))?;
         let Some(member) = rings.member.as_ref() else {
             rings.count_consuming(op);
-            *kick |= self.post_without_member(rings.detaching, &mut rings.sq, false, counters);
+            *kick |= self.post_without_member(rings.detaching, &mut rings.sq, false, on);
             return Ok(());
         };
         let mut m = bindings::mrbond_rdma_send::default();
@@ -486,8 +521,9 @@ impl QpPath {
         };
         // SAFETY: the kept WR is a consumer's send WR for this QP, whose
         // member QP is live.
-        let local = unsafe { target.send(kept, sges, &mut m) }.map_err(|r| refused(r, counters))?;
-        if let Some(dma) = self.dma.as_ref() {
+        let local =
+            unsafe { on.target.send(kept, sges, &mut m) }.map_err(|r| refused(r, on.counters))?;
+        if let Some(dma) = on.dma() {
             let to_device = sends_to_device(opcode);
             map_sges(
                 dma,
@@ -504,11 +540,11 @@ impl QpPath {
                 wrid::encode(self.id, rings.sq.generation, head, false)
         };
         if let Err(e) = member.post_send(&m) {
-            rings.sq.unmap(head, self.dma.as_ref());
+            rings.sq.unmap(head, on.dma());
             return Err(e);
         }
         rings.count_consuming(op);
-        rings.sq.commit(counters);
+        rings.sq.commit(on.counters);
         Ok(())
     }
 
@@ -521,18 +557,20 @@ impl QpPath {
     /// for the call, and `bad` valid for writes.
     pub(crate) unsafe fn post_recv(
         &self,
-        target: &Target<'_>,
-        counters: &MemberCounters,
+        posting: &Posting<'_>,
         mut wr: *const bindings::ib_recv_wr,
         bad: *mut *const bindings::ib_recv_wr,
     ) -> c_int {
         let mut kick = false;
         let mut ret = 0;
         let mut rings = self.rings.lock();
+        let Some(on) = posting.bind(&rings.bound, self.device()) else {
+            return EINVAL.to_errno();
+        };
         while !wr.is_null() {
             // SAFETY: as the caller guarantees, `wr` is valid for the call.
             let one = unsafe { &*wr };
-            if let Err(e) = self.post_one_recv(&mut rings, target, counters, one, &mut kick) {
+            if let Err(e) = self.post_one_recv(&mut rings, &on, one, &mut kick) {
                 // SAFETY: as the caller guarantees, `bad` is writable.
                 unsafe { *bad = wr };
                 ret = e.to_errno();
@@ -550,8 +588,7 @@ impl QpPath {
     fn post_one_recv(
         &self,
         rings: &mut Rings,
-        target: &Target<'_>,
-        counters: &MemberCounters,
+        on: &Bound<'_>,
         wr: &bindings::ib_recv_wr,
         kick: &mut bool,
     ) -> Result {
@@ -563,16 +600,17 @@ impl QpPath {
         };
         let head = rings.rq.reserve(wr.num_sge, entry)?;
         // SAFETY: `wr` is a consumer's receive WR, valid for the call.
-        unsafe { wr::keep_recv(wr, rings.rq.keep(head).1) }.map_err(|r| refused(r, counters))?;
+        unsafe { wr::keep_recv(wr, rings.rq.keep(head).1) }.map_err(|r| refused(r, on.counters))?;
         let Some(member) = rings.member.as_ref() else {
-            *kick |= self.post_without_member(rings.detaching, &mut rings.rq, true, counters);
+            *kick |= self.post_without_member(rings.detaching, &mut rings.rq, true, on);
             return Ok(());
         };
         let mut m = bindings::mrbond_rdma_recv::default();
-        let local = target
+        let local = on
+            .target
             .recv(rings.rq.kept(head).1, &mut m)
-            .map_err(|r| refused(r, counters))?;
-        if let Some(dma) = self.dma.as_ref() {
+            .map_err(|r| refused(r, on.counters))?;
+        if let Some(dma) = on.dma() {
             map_sges(
                 dma,
                 &mut m.sge,
@@ -588,10 +626,10 @@ impl QpPath {
                 wrid::encode(self.id, rings.rq.generation, head, true)
         };
         if let Err(e) = member.post_recv(&m) {
-            rings.rq.unmap(head, self.dma.as_ref());
+            rings.rq.unmap(head, on.dma());
             return Err(e);
         }
-        rings.rq.commit(counters);
+        rings.rq.commit(on.counters);
         Ok(())
     }
 
@@ -602,9 +640,13 @@ impl QpPath {
     /// member that needs DMA mapping, the retired WRs' mappings are undone,
     /// and so are those of the MRs a successful completion invalidated
     /// (`mrs`). Under the poll lock of the CQ it came from.
-    fn translate(&self, counters: &MemberCounters, mrs: &MrTable, wc: &mut Wc) -> bool {
+    fn translate(&self, counters: &PathCounters, mrs: &MrTable, wc: &mut Wc) -> bool {
         let wr_id = wc.wr_id();
         let mut rings = self.rings.lock();
+        let bound = rings.bound;
+        let Some(counters) = counters.get(bound.slot) else {
+            return false;
+        };
         let recv = wrid::qp_of(wr_id).1;
         let ring = if recv { &mut rings.rq } else { &mut rings.sq };
         // A completion of a member QP the ring no longer posts to.
@@ -621,19 +663,19 @@ impl QpPath {
         };
         // The member is done with every WR up to this one: the data it
         // wrote is copied back before the consumer sees the completion.
-        if self.dma.is_some() {
+        if bound.dma.is_some() {
             let ok = wc.is_success();
             let mut s = ring.tail;
             while s != seq.wrapping_add(1) {
-                ring.unmap(s, self.dma.as_ref());
+                ring.unmap(s, bound.dma.as_ref());
                 // An unsignaled LOCAL_INV before a success succeeded too.
                 if let Some(rkey) = ring.slot(s).and_then(|e| e.invalidates).filter(|_| ok) {
-                    mrs.invalidated(self.slot, rkey);
+                    mrs.invalidated(bound.slot, rkey);
                 }
                 s = s.wrapping_add(1);
             }
             if let Some(rkey) = wc.invalidated_rkey().filter(|_| ok) {
-                mrs.invalidated(self.slot, rkey);
+                mrs.invalidated(bound.slot, rkey);
             }
         }
         ring.tail = seq.wrapping_add(1);
@@ -750,9 +792,9 @@ impl QpPath {
     pub(super) fn flush_detached(&self, counters: &MemberCounters) {
         let mut rings = self.rings.lock();
         let rings = &mut *rings;
-        let (qp, dma) = (self.qp.as_ptr(), self.dma.as_ref());
-        rings.sq.flush(qp, self.cq(false), counters, dma);
-        rings.rq.flush(qp, self.cq(true), counters, dma);
+        let (qp, dma) = (self.qp.as_ptr(), rings.bound.dma);
+        rings.sq.flush(qp, self.cq(false), counters, dma.as_ref());
+        rings.rq.flush(qp, self.cq(true), counters, dma.as_ref());
         rings.detaching = false;
     }
 
@@ -765,8 +807,8 @@ impl QpPath {
         this: Pin<KBox<Self>>,
         ids: &QpIds,
         paths: &QpPaths,
-        counters: &MemberCounters,
-        destroy_member: impl FnOnce(NonNull<bindings::ib_qp>),
+        counters: &PathCounters,
+        destroy_member: impl FnOnce(NonNull<bindings::ib_qp>, &MemberCounters),
     ) {
         // Out of the set first: a member's failure, which queues the fatal
         // work of every path in the set, queues none here any more.
@@ -779,17 +821,23 @@ impl QpPath {
         if this.rcq != this.scq {
             this.cq(true).forget_qp(qp);
         }
-        let member = this.rings.lock().member.take();
+        let (member, bound) = {
+            let mut rings = this.rings.lock();
+            (rings.member.take(), rings.bound)
+        };
+        let Some(counters) = counters.get(bound.slot) else {
+            // `new` refuses a slot past the last.
+            return;
+        };
         if let Some(m) = member {
-            destroy_member(m.0);
+            destroy_member(m.0, counters);
         }
         let mut guard = this.rings.lock();
         let rings = &mut *guard;
         let left = rings.sq.len().wrapping_add(rings.rq.len());
-        let dma = this.dma.as_ref();
         for ring in [&mut rings.sq, &mut rings.rq] {
             while ring.tail != ring.head {
-                ring.unmap(ring.tail, dma);
+                ring.unmap(ring.tail, bound.dma.as_ref());
                 ring.tail = ring.tail.wrapping_add(1);
             }
         }
@@ -834,12 +882,8 @@ pub(crate) fn translate_wc(
     wc: &mut Wc,
     polling: &Polling<'_>,
 ) -> bool {
-    let Some(path) = ids.get(wrid::qp_of(wc.wr_id()).0, polling) else {
-        return false;
-    };
-    counters
-        .get(path.slot)
-        .is_some_and(|c| path.translate(c, mrs, wc))
+    ids.get(wrid::qp_of(wc.wr_id()).0, polling)
+        .is_some_and(|path| path.translate(counters, mrs, wc))
 }
 
 /// A WR of another member's MR is counted and fails the post as any bad
