@@ -452,6 +452,10 @@ impl QpPath {
         let mut ret = 0;
         let mut rings = self.rings.lock();
         let Some(on) = posting.bind(&rings.bound, self.device()) else {
+            // Not reached: `new` refuses a slot past the last. Nothing is
+            // posted, from the first WR on.
+            // SAFETY: as the caller guarantees, `bad` is writable.
+            unsafe { *bad = wr };
             return EINVAL.to_errno();
         };
         while !wr.is_null() {
@@ -565,6 +569,10 @@ impl QpPath {
         let mut ret = 0;
         let mut rings = self.rings.lock();
         let Some(on) = posting.bind(&rings.bound, self.device()) else {
+            // Not reached: `new` refuses a slot past the last. Nothing is
+            // posted, from the first WR on.
+            // SAFETY: as the caller guarantees, `bad` is writable.
+            unsafe { *bad = wr };
             return EINVAL.to_errno();
         };
         while !wr.is_null() {
