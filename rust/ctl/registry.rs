@@ -41,8 +41,21 @@ const MAX_BONDS: usize = 16;
 /// `BOND_MODE_ACTIVEBACKUP` and `BOND_MODE_8023AD` (`include/uapi/linux/if_bonding.h`).
 const BOND_MODE_ACTIVEBACKUP: u32 = 1;
 const BOND_MODE_8023AD: u32 = 4;
-/// Locally administered prefix of vdev node GUIDs ("mrb").
+/// Locally administered prefix of the node GUIDs of bonds created without
+/// a member ("mrb").
 const GUID_BASE: u64 = 0x026d_7262_0000_0000;
+/// The universal/local bit of an EUI-64, flipped in a member's GUID to make
+/// its bond's.
+const GUID_LOCAL_BIT: u64 = 0x0200_0000_0000_0000;
+
+/// The node GUID of a bond whose first member has node GUID `first`: that
+/// GUID with its universal/local bit flipped, so unique across hosts as
+/// the member's is, and the same for the same member after a reboot (the
+/// failover channel tells its ends apart by GUID: `tfo_session::Role`).
+/// Without a member, `GUID_BASE` and a count of this host's bonds.
+fn bond_guid(first: Option<u64>, count: u64) -> u64 {
+    first.map_or(GUID_BASE | count, |g| g ^ GUID_LOCAL_BIT)
+}
 
 /// What the registry lock protects.
 struct RegistryInner {
@@ -501,7 +514,7 @@ impl Registry {
                 .iter()
                 .position(Option::is_none)
                 .ok_or(ReqError::new(ENOSPC, c_str!("too many bonds")))?;
-            let guid = GUID_BASE | inner.next_guid;
+            let nth = inner.next_guid;
             inner.next_guid = inner.next_guid.wrapping_add(1);
             let mut devs: [Option<&IbDevice>; MAX_MEMBERS] = [None; MAX_MEMBERS];
             // Checked before the new bond's lock is taken: the check locks
@@ -512,6 +525,8 @@ impl Registry {
                     *d = Some(dev);
                 }
             }
+            let first = devs.iter().flatten().next().map(|d| d.node_guid());
+            let guid = bond_guid(first, nth);
             bond = Bond::new(mode, policy, lacp_source, ports, vdev_attrs::freeze(&devs))
                 .map_err(|e| ReqError::new(e, c_str!("cannot allocate the bond")))?;
             vdev = Vdev::alloc(bond.clone(), ports, guid)

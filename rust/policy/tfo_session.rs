@@ -3,9 +3,9 @@
 //! Transparent failover (issue 17): one end's state of a connection's move
 //! to another rail, and the messages the two ends exchange for it.
 //!
-//! The connection's *active* end (the one that sent the CM REQ) decides;
-//! the *passive* end follows. A move of epoch `e` (the connection's
-//! `e`-th) goes:
+//! The connection's *active* end ([`Role::of`]: the lower node GUID, then
+//! bond QPN) decides; the *passive* end follows. A move of epoch `e` (the
+//! connection's `e`-th) goes:
 //!
 //! 1. Either end notices the rail failed (its member QP failed, the member
 //!    left the bond, the probe found the rail down) or the peer's message
@@ -42,10 +42,27 @@
 /// Which end of the connection this is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Role {
-    /// Sent the CM REQ: picks the rail, starts the exchange.
+    /// Picks the rail, starts the exchange.
     Active,
-    /// Accepted it: follows.
+    /// Follows.
     Passive,
+}
+
+impl Role {
+    /// The role of the end that is `ours` on a connection to `theirs`,
+    /// each a (node GUID, bond QPN) pair from the HELLOs: the lower pair
+    /// is active (a loopback connection's two ends share the GUID). Both
+    /// ends reckon the same, whoever sent the CM REQ, or without one (a
+    /// ULP that connects its QPs itself). `None` for equal pairs (two
+    /// bonds with one GUID): neither end could lead, so the connection
+    /// does not move.
+    pub fn of(ours: (u64, u32), theirs: (u64, u32)) -> Option<Self> {
+        match ours.cmp(&theirs) {
+            core::cmp::Ordering::Less => Some(Role::Active),
+            core::cmp::Ordering::Greater => Some(Role::Passive),
+            core::cmp::Ordering::Equal => None,
+        }
+    }
 }
 
 /// A move's timing.

@@ -7,7 +7,9 @@
 //! 0x30-0x4f), unsegmented: the common header, an RMPP header left zero,
 //! a reserved byte, the OUI, then 216 bytes of data. Four messages:
 //! - [`Hello`]: at connect, each end says it can resume the connection's
-//!   QPs; a peer that never says so gets the flush path;
+//!   QPs and where it is on each rail ([`RailAddrs`]: a move's messages
+//!   and its new QP go there); a peer that never says so gets the flush
+//!   path;
 //! - [`Heartbeat`]: on every rail pair, a sequence number and the last one
 //!   heard from the other end, which tells which direction lost packets;
 //! - [`Resume`]: a QP moves to another rail: the receives the sender
@@ -52,6 +54,80 @@ const DATA: usize = 40;
 const RESUME_KEYS: usize = 32;
 /// PSNs and QPNs are 24 bits.
 const PSN_MASK: u32 = 0x00ff_ffff;
+/// A HELLO's rail mask and its GIDs, from the data's start.
+const HELLO_RAIL_MASK: usize = 20;
+const HELLO_GIDS: usize = 24;
+/// The most rails a HELLO names: as many GIDs as fill its data.
+pub const HELLO_RAILS: usize = (MAD_SIZE - DATA - HELLO_GIDS) / 16;
+
+/// One end's GID on each of its rails, as its HELLO names them: the rails
+/// a move can take the connection to. Rails are indexed as the bond's
+/// member slots, the same at both ends (rail mode); a HELLO names at most
+/// [`HELLO_RAILS`] of them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct RailAddrs {
+    /// Bit `r`: rail `r` is named.
+    mask: u16,
+    /// The GIDs of the named rails, lowest rail first.
+    gids: [[u8; 16]; HELLO_RAILS],
+}
+
+impl Default for RailAddrs {
+    fn default() -> Self {
+        Self::NONE
+    }
+}
+
+impl RailAddrs {
+    /// No rail.
+    pub const NONE: Self = Self {
+        mask: 0,
+        gids: [[0; 16]; HELLO_RAILS],
+    };
+
+    /// Which rails are named, a bit each.
+    pub fn mask(&self) -> u16 {
+        self.mask
+    }
+
+    /// The place of rail `rail`'s GID in `gids`: the named rails below it.
+    fn place(mask: u16, rail: u8) -> Option<usize> {
+        let below = 1u16.checked_shl(u32::from(rail))?.wrapping_sub(1);
+        usize::try_from((mask & below).count_ones()).ok()
+    }
+
+    /// Names `gid` on `rail`, in increasing rail order. False, changing
+    /// nothing, for a rail not above the last one named, past the 16th, or
+    /// once [`HELLO_RAILS`] are named.
+    pub fn push(&mut self, rail: u8, gid: [u8; 16]) -> bool {
+        let Some(bit) = 1u16.checked_shl(u32::from(rail)) else {
+            return false;
+        };
+        let Some(slot) = Self::place(self.mask, rail).and_then(|i| self.gids.get_mut(i)) else {
+            return false;
+        };
+        if self.mask >= bit {
+            return false;
+        }
+        *slot = gid;
+        self.mask |= bit;
+        true
+    }
+
+    /// The GID named on `rail`, if any.
+    pub fn get(&self, rail: u8) -> Option<[u8; 16]> {
+        let bit = 1u16.checked_shl(u32::from(rail))?;
+        if self.mask & bit == 0 {
+            return None;
+        }
+        self.gids.get(Self::place(self.mask, rail)?).copied()
+    }
+
+    /// The rails named, with their GIDs, lowest first.
+    pub fn iter(&self) -> impl Iterator<Item = (u8, [u8; 16])> + '_ {
+        (0u8..16).filter_map(|r| self.get(r).map(|g| (r, g)))
+    }
+}
 
 /// The connection a message is about: both ends' bond QPNs, the sender's
 /// first.
@@ -75,6 +151,8 @@ pub struct Hello {
     /// The sender has heard the receiver's HELLO
     /// ([`crate::policy::tfo_session::Handshake`]).
     pub heard: bool,
+    /// The sender's GID on each of its rails.
+    pub rails: RailAddrs,
 }
 
 /// HEARTBEAT on one rail.
@@ -195,6 +273,14 @@ pub fn encode(msg: &Message, tid: u64, mad: &mut [u8; MAD_SIZE]) {
             put(mad, data(8), &h.node_guid.to_be_bytes());
             put(mad, data(16), &h.heartbeat_ms.to_be_bytes());
             put(mad, data(18), &[u8::from(h.heard)]);
+            put(mad, data(HELLO_RAIL_MASK), &h.rails.mask.to_be_bytes());
+            for (i, gid) in h.rails.gids.iter().enumerate() {
+                put(
+                    mad,
+                    data(HELLO_GIDS.saturating_add(i.saturating_mul(16))),
+                    gid,
+                );
+            }
         }
         Message::Heartbeat(b) => {
             put(mad, data(0), &[b.rail]);
@@ -267,16 +353,29 @@ pub fn decode(mad: &[u8; MAD_SIZE]) -> Option<(Message, u64)> {
     }
     let tid = u64::from_be_bytes(get(mad, TID)?);
     let msg = match u16::from_be_bytes(get(mad, ATTR_ID)?) {
-        ATTR_HELLO => Message::Hello(Hello {
-            conn: connection(mad)?,
-            node_guid: u64::from_be_bytes(get(mad, data(8))?),
-            heartbeat_ms: u16::from_be_bytes(get(mad, data(16))?),
-            heard: match get::<1>(mad, data(18))? {
-                [0] => false,
-                [1] => true,
-                _ => return None,
-            },
-        }),
+        ATTR_HELLO => {
+            let mask = u16::from_be_bytes(get(mad, data(HELLO_RAIL_MASK))?);
+            if usize::try_from(mask.count_ones()).ok()? > HELLO_RAILS {
+                return None;
+            }
+            // Only the named rails' GIDs are read: the rest stay zero.
+            let named = usize::try_from(mask.count_ones()).ok()?;
+            let mut gids = [[0; 16]; HELLO_RAILS];
+            for (i, gid) in gids.iter_mut().take(named).enumerate() {
+                *gid = get(mad, data(HELLO_GIDS.checked_add(i.checked_mul(16)?)?))?;
+            }
+            Message::Hello(Hello {
+                conn: connection(mad)?,
+                node_guid: u64::from_be_bytes(get(mad, data(8))?),
+                heartbeat_ms: u16::from_be_bytes(get(mad, data(16))?),
+                heard: match get::<1>(mad, data(18))? {
+                    [0] => false,
+                    [1] => true,
+                    _ => return None,
+                },
+                rails: RailAddrs { mask, gids },
+            })
+        }
         ATTR_HEARTBEAT => Message::Heartbeat(Heartbeat {
             rail: get::<1>(mad, data(0))?[0],
             seq: u32_at(mad, 4)?,

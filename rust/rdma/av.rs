@@ -21,7 +21,7 @@ static NO_SOURCE: RateLimit = RateLimit::new();
 static NO_NEIGHBOUR: RateLimit = RateLimit::new();
 
 /// A GID as a log line shows it: eight groups of four hex digits.
-struct Gid([u8; 16]);
+pub(super) struct Gid(pub(super) [u8; 16]);
 
 impl core::fmt::Display for Gid {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
@@ -41,7 +41,44 @@ pub(super) fn gid_raw(gid: &bindings::ib_gid) -> [u8; 16] {
     unsafe { *gid.raw.as_ref() }
 }
 
+/// What makes two GIDs of different members the same kind of address: an
+/// IPv4-mapped one, a link-local one, or another IPv6 one.
+#[derive(PartialEq, Eq)]
+enum GidClass {
+    Ipv4Mapped,
+    LinkLocal,
+    Ipv6,
+}
+
+fn gid_class(gid: &[u8; 16]) -> GidClass {
+    match gid {
+        [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, ..] => GidClass::Ipv4Mapped,
+        [0xfe, b, ..] if b & 0xc0 == 0x80 => GidClass::LinkLocal,
+        _ => GidClass::Ipv6,
+    }
+}
+
 impl ObjectsGuard<'_> {
+    /// Member `slot`'s address of the same kind as `like` (an entry of
+    /// another member's): the lowest entry of its GID table with the same
+    /// GID type and [`GidClass`]. `None` without a member there or such an
+    /// entry. Where a connection can go on that member's rail.
+    pub(crate) fn member_gid_like(&self, slot: usize, like: &GidAttrRef) -> Option<[u8; 16]> {
+        self.member(slot)?;
+        let kind = |a: &bindings::ib_gid_attr| (a.gid_type, gid_class(&gid_raw(&a.gid)));
+        let want = kind(like.attr());
+        for index in 0..=u8::MAX {
+            match self.member_gid(slot, index) {
+                Ok(gid) if kind(gid.attr()) == want => return Some(gid_raw(&gid.attr().gid)),
+                // Past the table's end.
+                Err(e) if e == EINVAL => return None,
+                // Another kind, or an empty entry.
+                Ok(_) | Err(_) => {}
+            }
+        }
+        None
+    }
+
     /// Entry `index` of member `slot`'s GID table on its port, held.
     pub(crate) fn member_gid(&self, slot: usize, index: u8) -> Result<GidAttrRef> {
         let (member, port) = self.member(slot).ok_or_else(super::enetdown)?;

@@ -10,7 +10,9 @@
 //!
 //! The record also keeps what transparent failover's channel knows of the
 //! connection ([`super::tfo_channel`]): the peer's QP and the member's
-//! address vector to it, from RTR, and the HELLO handshake.
+//! address vector to it, from RTR, the HELLO handshake, the peer's address
+//! on each rail (its HELLO's), and the connection's move session
+//! ([`Session`]), from the moment both ends can move it.
 
 use core::{ffi::c_void, ptr::NonNull};
 
@@ -19,7 +21,8 @@ use kernel::{new_spinlock, prelude::*, sync::SpinLock};
 use super::{av::gid_raw, bindings, gsi::GsiPorts};
 use crate::policy::{
     mad::{self, CmExchange, CmSent},
-    tfo_session::Handshake,
+    tfo_session::{Handshake, Role, Session, SessionConfig},
+    tfo_wire::RailAddrs,
 };
 
 /// An exchange in flight, as our last message of it went out.
@@ -63,11 +66,30 @@ struct CmState {
     /// Set at RTR.
     peer: Option<ChannelPeer>,
     handshake: Handshake,
-    /// A HELLO that came before RTR, from the QP it names and with its
-    /// "heard" flag: rdma_cm's passive end moves its QP to RTS, and so
-    /// sends its HELLO, before its REP brings us to RTR. Taken at RTR if
-    /// it came from the peer then; it saves the handshake a round trip.
-    early_hello: Option<(u32, bool)>,
+    /// A HELLO that came before RTR, from the QP it names: rdma_cm's
+    /// passive end moves its QP to RTS, and so sends its HELLO, before its
+    /// REP brings us to RTR. Taken at RTR if it came from the peer then;
+    /// it saves the handshake a round trip.
+    early_hello: Option<EarlyHello>,
+    /// Once the connection can move: its moves.
+    session: Option<Session>,
+    /// The peer's GID on each rail, from its HELLO.
+    peer_rails: RailAddrs,
+}
+
+/// A HELLO kept for RTR.
+#[derive(Clone, Copy)]
+struct EarlyHello {
+    from: u32,
+    heard: bool,
+    rails: RailAddrs,
+}
+
+/// What the record says of the connection's moves, for `rdma res`.
+pub(crate) struct SessionView {
+    /// `None` until the connection can move.
+    pub(crate) session: Option<Session>,
+    pub(crate) peer_rails: RailAddrs,
 }
 
 /// What the device records of an RC QP's connection exchange.
@@ -169,10 +191,13 @@ impl CmRecord {
         let mut st = self.state.lock();
         st.peer = Some(ChannelPeer { qpn, av });
         st.handshake = Handshake::new();
-        if let Some((_, heard)) = st.early_hello.take().filter(|&(from, _)| from == qpn) {
+        st.session = None;
+        st.peer_rails = RailAddrs::NONE;
+        if let Some(early) = st.early_hello.take().filter(|e| e.from == qpn) {
             // Not ready to send yet: no answer; our HELLO at RTS says
             // "heard".
-            let _ = st.handshake.hello(heard);
+            let _ = st.handshake.hello(early.heard);
+            st.peer_rails = early.rails;
         }
     }
 
@@ -184,24 +209,44 @@ impl CmRecord {
         st.handshake.ready().map(|heard| (peer, heard))
     }
 
-    /// The peer's HELLO from QP `from`, saying whether it heard ours:
-    /// `None` if `from` is not this connection's peer; else the HELLO to
-    /// answer with, if any (where it goes; it says "heard"), and whether
-    /// the connection became capable of moving now. Before RTR, when the
-    /// peer is not known yet, it is kept for RTR.
+    /// The peer's HELLO from QP `from`, saying whether it heard ours and
+    /// naming the peer's `rails`: `None` if `from` is not this
+    /// connection's peer; else the HELLO to answer with, if any (where it
+    /// goes; it says "heard"), and whether the connection became capable
+    /// of moving now: its session starts then, in `role`, on the rail of
+    /// the QP's member (none without a role: the connection never moves).
+    /// Before RTR, when the peer is not known yet, it is kept for RTR.
     pub(crate) fn hello_heard(
         &self,
         from: u32,
         heard: bool,
+        rails: RailAddrs,
+        role: Option<Role>,
     ) -> Option<(Option<ChannelPeer>, bool)> {
         let mut st = self.state.lock();
         if st.peer.is_none() {
-            st.early_hello = Some((from, heard));
+            st.early_hello = Some(EarlyHello { from, heard, rails });
             return Some((None, false));
         }
         let peer = st.peer.as_ref().filter(|p| p.qpn == from)?.clone();
+        st.peer_rails = rails;
         let (answer, capable) = st.handshake.hello(heard);
+        let rail = u8::try_from(self.member).ok().filter(|_| capable);
+        if let (Some(rail), Some(role)) = (rail, role) {
+            let mut session = Session::new(role, SessionConfig::DEFAULT);
+            session.capable(rail);
+            st.session = Some(session);
+        }
         Some((answer.map(|_| peer), capable))
+    }
+
+    /// The connection's moves as they stand.
+    pub(crate) fn session_view(&self) -> SessionView {
+        let st = self.state.lock();
+        SessionView {
+            session: st.session,
+            peer_rails: st.peer_rails,
+        }
     }
 
     /// Whether the peer heard this end's HELLO: the connection can move.

@@ -90,6 +90,13 @@ impl IbDevice {
         self.ptr
     }
 
+    /// The device's node GUID, in host byte order.
+    pub(crate) fn node_guid(&self) -> u64 {
+        // SAFETY: by the invariant the device is registered; its driver
+        // set the GUID before registering it.
+        u64::from_be(unsafe { (*self.as_raw()).node_guid })
+    }
+
     /// The device's name, e.g. `rxe0`.
     pub(crate) fn name(&self) -> &CStr {
         // SAFETY: by the invariant the device is registered; its name is a

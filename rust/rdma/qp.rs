@@ -22,6 +22,7 @@ use kernel::{
     error::{from_err_ptr, from_result, to_result},
     ffi::c_int,
     prelude::*,
+    str::CStr,
     types::{ForeignOwnable, Opaque},
 };
 
@@ -34,7 +35,7 @@ use super::{
     gsi::GsiQp,
     pd::{MemberPd, Pd},
     qp_path::{Binding, NewQpPath, Posting, QpPath},
-    tfo_channel,
+    tfo_channel::{self, SessionAttrs},
 };
 
 /// The SGEs a WR may have: as many as the member's copy has room for.
@@ -557,9 +558,16 @@ impl<T: DeviceOps> Adapter<T> {
             return 0;
         };
         // Whether the peer runs the failover channel and heard our HELLO.
-        let (capable, (tx, rx)) = match &qp.kind {
-            QpKind::Rc(rc) => (u32::from(rc.cm.capable()), rc.path.consuming_counts()),
-            QpKind::Gsi(_) => (0, (0, 0)),
+        let (capable, (tx, rx), session) = match &qp.kind {
+            QpKind::Rc(rc) => (
+                u32::from(rc.cm.capable()),
+                rc.path.consuming_counts(),
+                match SessionAttrs::of(&rc.cm) {
+                    Ok(s) => Some(s),
+                    Err(e) => return e.to_errno(),
+                },
+            ),
+            QpKind::Gsi(_) => (0, (0, 0), None),
         };
         // SAFETY: the member QP and its device are live under the objects
         // lock (a detach destroys the QP under it); the device's name is
@@ -582,7 +590,23 @@ impl<T: DeviceOps> Adapter<T> {
                 && bindings::rdma_nl_put_driver_u64(msg, c"tfo_tx_consuming".as_ptr().cast(), tx)
                     == 0
                 && bindings::rdma_nl_put_driver_u64(msg, c"tfo_rx_consumed".as_ptr().cast(), rx)
-                    == 0;
+                    == 0
+                && session.as_ref().map_or(true, |s| {
+                    let string = |name: &core::ffi::CStr, value: &CStr| {
+                        bindings::rdma_nl_put_driver_string(
+                            msg,
+                            name.as_ptr().cast(),
+                            value.as_char_ptr(),
+                        ) == 0
+                    };
+                    string(c"tfo_role", s.role)
+                        && string(c"tfo_state", s.state)
+                        && string(c"tfo_peer_rails", &s.peer_rails)
+                        && s.rail.map_or(true, |rail| {
+                            bindings::rdma_nl_put_driver_u32(msg, c"tfo_rail".as_ptr().cast(), rail)
+                                == 0
+                        })
+                });
             if put {
                 bindings::mrbond_rdma_nl_nest_end(msg, nest);
                 0

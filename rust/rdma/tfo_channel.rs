@@ -4,7 +4,8 @@
 //! ([`crate::policy::tfo_wire`]) between the bonds at the two ends of a
 //! connection, on their members' GSI. So far the HELLO handshake
 //! ([`crate::policy::tfo_session::Handshake`]), which finds the
-//! connections whose peer runs rdma_mrbond too; moving them comes next.
+//! connections whose peer runs rdma_mrbond too and tells each end where the
+//! other is on every rail; moving them comes next.
 //!
 //! Each end sends its HELLO when the QP reaches RTS, through the QP's
 //! member to the peer's GSI at the member QP's own address vector (the
@@ -14,16 +15,26 @@
 
 use core::sync::atomic::{AtomicU64, Ordering};
 
-use kernel::{prelude::*, types::ForeignOwnable};
+use kernel::{
+    c_str, fmt,
+    prelude::*,
+    str::{CStr, CString},
+    types::ForeignOwnable,
+};
 
 use super::{
+    av::Gid,
     bindings,
     cm::{ChannelPeer, CmRecord},
     device::{Device, DeviceOps, ObjectsGuard},
     gsi, gsi_member, gsi_send,
     ratelimit::RateLimit,
 };
-use crate::policy::tfo_wire::{self, Connection, Hello, Message, MAD_SIZE};
+use crate::policy::{
+    tfo_session::{Role, State},
+    tfo_wire::{self, Connection, Hello, Message, RailAddrs, MAD_SIZE},
+    MAX_MEMBERS,
+};
 
 // The channel's MADs are the GSI's.
 const _: () = assert!(MAD_SIZE == gsi::MAD_SIZE);
@@ -65,6 +76,56 @@ impl ChannelCounters {
     }
 }
 
+/// A connection's moves as `rdma -dd res show qp` shows them.
+pub(crate) struct SessionAttrs {
+    /// `active` (decides the moves: [`Role::of`]), `passive`, or `none`
+    /// (cannot move).
+    pub(crate) role: &'static CStr,
+    /// `plain` (cannot move), `running`, `moving` or `fallback`.
+    pub(crate) state: &'static CStr,
+    /// The rail it runs on (moving: the one it leaves).
+    pub(crate) rail: Option<u32>,
+    /// The peer's address on each rail: `rail=gid` pairs, comma-separated.
+    pub(crate) peer_rails: CString,
+}
+
+impl SessionAttrs {
+    /// The attributes of the connection `record` keeps. May sleep.
+    pub(crate) fn of(record: &CmRecord) -> Result<Self> {
+        let view = record.session_view();
+        let role = match view.session.map(|s| s.role()) {
+            Some(Role::Active) => c_str!("active"),
+            Some(Role::Passive) => c_str!("passive"),
+            None => c_str!("none"),
+        };
+        let (state, rail) = match view.session.map(|s| s.state()) {
+            None | Some(State::Plain) => (c_str!("plain"), None),
+            Some(State::Running { rail, .. }) => (c_str!("running"), Some(rail)),
+            Some(State::Moving(m)) => (c_str!("moving"), Some(m.from)),
+            Some(State::Fallback) => (c_str!("fallback"), None),
+        };
+        Ok(Self {
+            role,
+            state,
+            rail: rail.map(u32::from),
+            peer_rails: CString::try_from_fmt(fmt!("{}", RailList(&view.peer_rails)))?,
+        })
+    }
+}
+
+/// `rail=gid` pairs, comma-separated.
+struct RailList<'a>(&'a RailAddrs);
+
+impl core::fmt::Display for RailList<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        for (i, (rail, gid)) in self.0.iter().enumerate() {
+            let sep = if i == 0 { "" } else { "," };
+            write!(f, "{sep}{rail}={}", Gid(gid))?;
+        }
+        Ok(())
+    }
+}
+
 /// The QP whose record is `record`, number `qpn`, reached RTS: its HELLO,
 /// if its peer is known. Under the objects lock. May sleep.
 pub(crate) fn ready<T: DeviceOps>(
@@ -91,6 +152,7 @@ fn send_hello<T: DeviceOps>(
 ) {
     let members = T::gsi_members(data);
     let counters = members.channel_counters();
+    let rails = our_rails(objects, slot, peer);
     let hello = Message::Hello(Hello {
         conn: Connection {
             local_qpn: qpn,
@@ -100,6 +162,7 @@ fn send_hello<T: DeviceOps>(
         // No heartbeats yet.
         heartbeat_ms: 0,
         heard,
+        rails,
     });
     let mut mad = [0u8; MAD_SIZE];
     tfo_wire::encode(
@@ -126,6 +189,24 @@ fn send_hello<T: DeviceOps>(
             }
         }
     }
+}
+
+/// Our address on each rail, of the kind the connection on member `slot`
+/// uses towards `peer` (its source GID's type and family): where a move
+/// can take it. Rails past what a HELLO names are left out.
+fn our_rails(objects: &ObjectsGuard<'_>, slot: usize, peer: &ChannelPeer) -> RailAddrs {
+    let mut rails = RailAddrs::NONE;
+    let Ok(like) = objects.member_gid(slot, peer.av.grh.sgid_index) else {
+        return rails;
+    };
+    for (rail, member) in (0u8..).zip(0..MAX_MEMBERS) {
+        if let Some(gid) = objects.member_gid_like(member, &like) {
+            if !rails.push(rail, gid) {
+                break;
+            }
+        }
+    }
+    rails
 }
 
 /// The failover channel's receive handler on a member.
@@ -172,7 +253,11 @@ pub(super) unsafe extern "C" fn received<T: DeviceOps>(
     // the objects lock (`destroy_qp` takes the number out under it before
     // the record goes), which is held.
     let record = unsafe { CmRecord::from_raw(record) };
-    let Some((answer, capable)) = record.hello_heard(hello.conn.local_qpn, hello.heard) else {
+    let ours = (u64::from_be(dev.node_guid_be()), hello.conn.remote_qpn);
+    let role = Role::of(ours, (hello.node_guid, hello.conn.local_qpn));
+    let Some((answer, capable)) =
+        record.hello_heard(hello.conn.local_qpn, hello.heard, hello.rails, role)
+    else {
         return;
     };
     let counters = T::gsi_members(&data).channel_counters();

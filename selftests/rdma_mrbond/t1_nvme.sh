@@ -347,6 +347,74 @@ test_tfo_hello_handshake() {
 	return $rc
 }
 
+# Each capable connection's move session, as `rdma -dd res show qp` shows
+# it: running on the rail of the QP's member (its slot), the two ends of a
+# connection in opposite roles (the REQ's sender active), and the rails
+# the peer's HELLO named: each a GID of the peer's member on that rail of
+# the connection's kind (RoCE v2, IPv4-mapped: the NVMe-oF addresses), one
+# for every member the peer has. A move's messages and its new QP go
+# there.
+tfo_sessions() {  # "lqpn rqpn role state rail member peer_rails" per RC QP
+	bq rdma -dd -j res show qp link mrbond0/ | jq -r '.[] | select(.type == "RC") |
+		[.lqpn, (.rqpn // "none"), (.drv_tfo_role // .tfo_role // "none"),
+		 (.drv_tfo_state // .tfo_state // "none"), (.drv_tfo_rail // .tfo_rail // "none"),
+		 (.drv_member // .member // "none"), (.drv_tfo_peer_rails // .tfo_peer_rails // "")] |
+		map(tostring) | join(" ")'
+}
+my_rails() {  # "rail=gid" for each RoCE v2 IPv4-mapped GID of each member
+	local rail=0 m f i
+	for m in $(cat "$SYS/mrbond0/mrbond/member_list"); do
+		for f in "$SYS/$m"/ports/1/gids/*; do
+			i=${f##*/}
+			[[ $(cat "$SYS/$m/ports/1/gid_attrs/types/$i" 2>/dev/null) == "RoCE v2" ]] ||
+				continue
+			[[ $(cat "$f") == 0000:0000:0000:0000:0000:ffff:* ]] && echo "$rail=$(cat "$f")"
+		done
+		rail=$((rail + 1))
+	done
+}
+# sessions_check MY_SESSIONS PEER_SESSIONS MEMBER_LIST PEER_RAILS
+sessions_check() {
+	awk -v members="$3" '
+		FILENAME == ARGV[1] { peer_role[$1] = $3; next }
+		FILENAME == ARGV[2] { owned[$1] = 1; rails_of[substr($1, 1, index($1, "=") - 1)] = 1; next }
+		{
+			n++
+			split(members, m, " "); slot = "none"
+			for (i in m) if (m[i] == $6) slot = i - 1
+			why = ""
+			if ($4 != "running") why = why " state " $4
+			if ($5 != slot) why = why " rail " $5 " (member " $6 " is slot " slot ")"
+			if (!($2 in peer_role)) why = why " no peer QP " $2
+			else if ($3 == peer_role[$2] || ($3 != "active" && $3 != "passive"))
+				why = why " roles " $3 "/" peer_role[$2]
+			named = 0; delete seen
+			k = split($7, pairs, ",")
+			for (i = 1; i <= k; i++) {
+				if (!(pairs[i] in owned)) why = why " not the peer'"'"'s: " pairs[i]
+				seen[substr(pairs[i], 1, index(pairs[i], "=") - 1)] = 1
+			}
+			for (r in rails_of) if (!(r in seen)) why = why " rail " r " not named"
+			if (why != "") { bad++; print "QP " $1 ":" why }
+		}
+		END { exit !(n > 0 && bad == 0) }' "$2" "$4" "$1"
+}
+test_tfo_session_rails() {
+	local mine=$MRBOND_RUN/tfo-sessions-$MRBOND_ROLE theirs=$MRBOND_RUN/tfo-sessions-$(peer_role)
+	local rc=0
+	my_rails >"$MRBOND_RUN/tfo-rails-$MRBOND_ROLE"
+	tfo_sessions >"$mine"
+	barrier tfo-sessions 60 || return 1
+	echo "lqpn rqpn role state rail member peer_rails, here:"
+	cat "$mine"
+	echo "the peer's rails:"
+	cat "$MRBOND_RUN/tfo-rails-$(peer_role)"
+	sessions_check "$mine" "$theirs" "$(cat "$SYS/mrbond0/mrbond/member_list")" \
+		"$MRBOND_RUN/tfo-rails-$(peer_role)" || rc=1
+	barrier tfo-sessions-checked 60 || rc=1
+	return $rc
+}
+
 tfo_counts() {  # "lqpn rqpn tx rx" per RC QP of mrbond0
 	bq rdma -dd -j res show qp link mrbond0/ | jq -r '.[] | select(.type == "RC") |
 		"\(.lqpn) \(.rqpn // "none") \(.drv_tfo_tx_consuming // .tfo_tx_consuming // "none")" +
@@ -1395,7 +1463,8 @@ if [[ $MRBOND_MEMBERS == dma ]]; then
 else
 	tests=(nvme_connect_over_bond test_connect)
 	[[ $MODE == bond ]] &&
-		tests+=(rdma_res_qp_member test_res_qp_member tfo_hello_handshake test_tfo_hello_handshake)
+		tests+=(rdma_res_qp_member test_res_qp_member tfo_hello_handshake test_tfo_hello_handshake
+			tfo_session_rails test_tfo_session_rails)
 	tests_on normal fio_verify test_fio_verify
 	[[ $MODE == bond ]] && tests_on normal tfo_consuming_counts_match test_tfo_consuming_counts
 	tests_on debug \

@@ -522,3 +522,23 @@ fn a_move_past_its_deadline_is_given_up() {
     let out: Vec<Action> = s.tick(CFG.deadline_ns).iter().collect();
     assert_eq!(out, [Action::Send(Msg::Abort { epoch: 1 }), Action::Flush]);
 }
+
+#[test]
+fn the_two_ends_of_a_connection_take_opposite_roles() {
+    // Two bonds, and a loopback connection (one GUID).
+    for (a, b) in [
+        ((1u64, 9u32), (2u64, 3u32)),
+        ((7, 12), (7, 40)),
+        ((u64::MAX, 0), (0, 1)),
+    ] {
+        let (ra, rb) = (Role::of(a, b), Role::of(b, a));
+        assert!(ra.is_some() && rb.is_some() && ra != rb, "{a:?} and {b:?}");
+    }
+    assert_eq!(
+        Role::of((1, 100), (2, 1)),
+        Some(Role::Active),
+        "the GUID first"
+    );
+    assert_eq!(Role::of((5, 1), (5, 2)), Some(Role::Active), "then the QPN");
+    assert_eq!(Role::of((5, 1), (5, 1)), None, "no end leads a tie");
+}

@@ -6,7 +6,7 @@
 use mrbond_policy::policy::tfo_session::{Endpoint, Half, Msg};
 use mrbond_policy::policy::tfo_wire::{
     decode, encode, from_move, to_move, Connection, Control, Heartbeat, Hello, Message,
-    MoveControl, Resume, Stage, CLASS_TFO, KEYS_PER_MAD, MAD_SIZE,
+    MoveControl, RailAddrs, Resume, Stage, CLASS_TFO, HELLO_RAILS, KEYS_PER_MAD, MAD_SIZE,
 };
 use proptest::prelude::*;
 
@@ -17,18 +17,35 @@ fn conn() -> impl Strategy<Value = Connection> {
     })
 }
 
+/// Up to [`HELLO_RAILS`] of the 16 rails, each with a GID.
+fn rail_addrs() -> impl Strategy<Value = RailAddrs> {
+    prop::collection::btree_map(0u8..16, any::<[u8; 16]>(), 0..=HELLO_RAILS).prop_map(|named| {
+        let mut rails = RailAddrs::NONE;
+        for (rail, gid) in named {
+            assert!(rails.push(rail, gid));
+        }
+        rails
+    })
+}
+
 fn message() -> impl Strategy<Value = Message> {
     prop_oneof![
-        (conn(), any::<u64>(), any::<u16>(), any::<bool>()).prop_map(
-            |(conn, node_guid, heartbeat_ms, heard)| {
+        (
+            conn(),
+            any::<u64>(),
+            any::<u16>(),
+            any::<bool>(),
+            rail_addrs()
+        )
+            .prop_map(|(conn, node_guid, heartbeat_ms, heard, rails)| {
                 Message::Hello(Hello {
                     conn,
                     node_guid,
                     heartbeat_ms,
                     heard,
+                    rails,
                 })
-            }
-        ),
+            }),
         (any::<u8>(), any::<u32>(), any::<u32>())
             .prop_map(|(rail, seq, echo)| Message::Heartbeat(Heartbeat { rail, seq, echo })),
         (
@@ -137,6 +154,49 @@ fn a_resume_with_more_keys_than_fit_or_a_wide_psn_is_refused() {
     let mut unknown = mad;
     unknown[40 + 30] = 3; // neither offer nor answer
     assert_eq!(decode(&unknown), None);
+}
+
+#[test]
+fn rails_are_named_in_order_up_to_the_room_and_found_again() {
+    let mut rails = RailAddrs::NONE;
+    assert!(rails.push(1, [1; 16]));
+    assert!(!rails.push(1, [9; 16]), "a rail twice");
+    assert!(!rails.push(0, [9; 16]), "a rail below the last");
+    assert!(!rails.push(16, [9; 16]), "past the 16th");
+    assert!(rails.push(3, [3; 16]));
+    assert_eq!(rails.get(1), Some([1; 16]));
+    assert_eq!(rails.get(3), Some([3; 16]));
+    assert_eq!(rails.get(2), None);
+    assert_eq!(rails.get(200), None);
+    assert_eq!(rails.mask(), 0b1010);
+    let mut full = RailAddrs::NONE;
+    for rail in 0..HELLO_RAILS as u8 {
+        assert!(full.push(rail, [rail; 16]));
+    }
+    assert!(!full.push(15, [15; 16]), "no room past HELLO_RAILS");
+    assert_eq!(full.iter().count(), HELLO_RAILS);
+}
+
+#[test]
+fn a_hello_naming_more_rails_than_fit_is_refused() {
+    let mut rails = RailAddrs::NONE;
+    rails.push(2, [0xfe; 16]);
+    let hello = Message::Hello(Hello {
+        conn: Connection {
+            local_qpn: 1,
+            remote_qpn: 2,
+        },
+        node_guid: 3,
+        heartbeat_ms: 0,
+        heard: true,
+        rails,
+    });
+    let mut mad = [0; MAD_SIZE];
+    encode(&hello, 1, &mut mad);
+    assert_eq!(decode(&mad), Some((hello, 1)));
+    mad[40 + 20] = 0xff; // the rail mask: 16 rails
+    mad[40 + 21] = 0xff;
+    assert_eq!(decode(&mad), None);
 }
 
 #[test]
