@@ -145,6 +145,11 @@ void mrbond_rdma_spin_unlock_irqrestore(spinlock_t *lock, unsigned long flags);
 /* INIT_WORK() (a macro): one lock class for the works of this module. */
 void mrbond_rdma_init_work(struct work_struct *work, work_func_t func);
 
+/* INIT_DELAYED_WORK() (a macro), and queue_delayed_work() in ms (inline). */
+void mrbond_rdma_init_delayed_work(struct delayed_work *dwork, work_func_t func);
+bool mrbond_rdma_queue_delayed_work(struct workqueue_struct *wq,
+				    struct delayed_work *dwork, unsigned int ms);
+
 /* rcu_read_lock() and rcu_read_unlock() (inlines). */
 void mrbond_rdma_rcu_read_lock(void);
 void mrbond_rdma_rcu_read_unlock(void);

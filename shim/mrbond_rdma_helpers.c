@@ -257,6 +257,17 @@ void mrbond_rdma_init_work(struct work_struct *work, work_func_t func)
 	INIT_WORK(work, func);
 }
 
+void mrbond_rdma_init_delayed_work(struct delayed_work *dwork, work_func_t func)
+{
+	INIT_DELAYED_WORK(dwork, func);
+}
+
+bool mrbond_rdma_queue_delayed_work(struct workqueue_struct *wq,
+				    struct delayed_work *dwork, unsigned int ms)
+{
+	return queue_delayed_work(wq, dwork, msecs_to_jiffies(ms));
+}
+
 void mrbond_rdma_dealloc_pd(struct ib_pd *pd)
 {
 	ib_dealloc_pd(pd);

@@ -365,7 +365,9 @@ impl Bond {
                 PortCounter::QpnCollisions
                 | PortCounter::TfoHelloSent
                 | PortCounter::TfoHelloHeard
-                | PortCounter::TfoCapable => 0,
+                | PortCounter::TfoCapable
+                | PortCounter::TfoMoves
+                | PortCounter::TfoMoveFallbacks => 0,
             });
             for (v, r) in values.iter_mut().zip(row) {
                 *v = v.saturating_add(r);
@@ -383,6 +385,8 @@ impl Bond {
                 (PortCounter::TfoHelloSent, channel.hello_sent()),
                 (PortCounter::TfoHelloHeard, channel.hello_heard()),
                 (PortCounter::TfoCapable, channel.capable()),
+                (PortCounter::TfoMoves, channel.moves()),
+                (PortCounter::TfoMoveFallbacks, channel.move_fallbacks()),
             ] {
                 if let Some(c) = values.get_mut(counter.index()) {
                     *c = value;

@@ -83,7 +83,7 @@ pub fn active_mtu(eth_mtu: Option<u32>) -> IbMtu {
 }
 
 /// How many [`PortCounter`]s there are.
-pub const PORT_COUNTER_COUNT: usize = 8;
+pub const PORT_COUNTER_COUNT: usize = 10;
 
 /// A counter of a vdev port (`rdma statistic`, sysfs `hw_counters/`), per
 /// port and, on port 0 (sysfs only), summed over the members. Only
@@ -109,6 +109,11 @@ pub enum PortCounter {
     /// Connections whose peer heard our HELLO: they can move to another
     /// rail (device-wide).
     TfoCapable,
+    /// Connections moved to another rail, their ULP none the wiser
+    /// (device-wide).
+    TfoMoves,
+    /// Moves given up: the connection took the flush path (device-wide).
+    TfoMoveFallbacks,
 }
 
 impl PortCounter {
@@ -122,6 +127,8 @@ impl PortCounter {
         PortCounter::TfoHelloSent,
         PortCounter::TfoHelloHeard,
         PortCounter::TfoCapable,
+        PortCounter::TfoMoves,
+        PortCounter::TfoMoveFallbacks,
     ];
 
     /// The counter's name, NUL-terminated for the core.
@@ -135,6 +142,8 @@ impl PortCounter {
             PortCounter::TfoHelloSent => c"tfo_hello_sent",
             PortCounter::TfoHelloHeard => c"tfo_hello_heard",
             PortCounter::TfoCapable => c"tfo_capable",
+            PortCounter::TfoMoves => c"tfo_moves",
+            PortCounter::TfoMoveFallbacks => c"tfo_move_fallbacks",
         }
     }
 

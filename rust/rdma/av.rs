@@ -8,7 +8,11 @@
 
 use core::ptr::{self, NonNull};
 
-use kernel::{error::from_err_ptr, ffi::c_int, prelude::*};
+use kernel::{
+    error::{from_err_ptr, to_result},
+    ffi::c_int,
+    prelude::*,
+};
 
 use super::{
     bindings,
@@ -77,6 +81,69 @@ impl ObjectsGuard<'_> {
             }
         }
         None
+    }
+
+    /// `template`, a member address vector of a connection, made one on
+    /// member `slot`'s rail in `mav`: from our GID `sgid` there to `dgid`
+    /// (the peer's on that rail, from its HELLO), the destination MAC
+    /// resolved on the rail. The source GID entry, held while the result
+    /// lives. Unlike [`ObjectsGuard::member_av`] it keeps the lock during
+    /// the resolution (up to a second): a move holds QPs it must not see
+    /// destroyed meanwhile, and is rare. May sleep.
+    pub(crate) fn rail_av(
+        &self,
+        slot: usize,
+        template: &bindings::rdma_ah_attr,
+        sgid: [u8; 16],
+        dgid: [u8; 16],
+        mav: &mut bindings::rdma_ah_attr,
+    ) -> Result<GidAttrRef> {
+        let (member, port) = self.member(slot).ok_or_else(super::enetdown)?;
+        let mdev = member.as_raw();
+        let mut gid = bindings::ib_gid::default();
+        // SAFETY: every byte array is a valid GID.
+        unsafe { *gid.raw.as_mut() = sgid };
+        // SAFETY: the member device is registered under the lock; the GID
+        // is read for the call.
+        let m = from_err_ptr(unsafe {
+            bindings::rdma_find_gid_by_port(
+                mdev,
+                &gid,
+                bindings::ib_gid_type_IB_GID_TYPE_ROCE_UDP_ENCAP,
+                port,
+                ptr::null_mut(),
+            )
+            .cast_mut()
+        })?;
+        // SAFETY: the lookup took a reference for us.
+        let m = unsafe { GidAttrRef::from_raw(NonNull::new(m).ok_or(EINVAL)?) };
+        // SAFETY: plain C data, copied bit for bit; its source GID entry is
+        // replaced just below by the one the result holds.
+        *mav = unsafe { ptr::read(template) };
+        mav.port_num = port;
+        mav.grh.sgid_index = u8::try_from(m.attr().index).map_err(|_| EINVAL)?;
+        mav.grh.sgid_attr = ptr::from_ref(m.attr());
+        // SAFETY: every byte array is a valid GID.
+        unsafe { *mav.grh.dgid.raw.as_mut() = dgid };
+        // SAFETY: the RoCE member of the union: the template is a RoCE AV.
+        let dmac = unsafe { mav.__bindgen_anon_1.roce.as_mut() };
+        if dgid == sgid {
+            // Loopback: the member knows it by its own MAC.
+            let _rcu = rcu::Guard::new();
+            // SAFETY: the entry is held; its netdev is read under RCU.
+            let ndev = from_err_ptr(unsafe { bindings::rdma_read_gid_attr_ndev_rcu(m.attr()) })?;
+            // SAFETY: the netdev stays while the RCU section lasts.
+            unsafe { bindings::mrbond_rdma_netdev_mac(ndev, dmac.dmac.as_mut_ptr()) };
+            return Ok(m);
+        }
+        // SAFETY: plain C data, copied bit for bit.
+        let dest = unsafe { ptr::read(&mav.grh.dgid) };
+        // SAFETY: the member device is registered under the lock, and the
+        // held entry keeps its GID, for the call.
+        to_result(unsafe {
+            bindings::mrbond_rdma_resolve_dmac(m.attr(), &dest, dmac.dmac.as_mut_ptr())
+        })?;
+        Ok(m)
     }
 
     /// Entry `index` of member `slot`'s GID table on its port, held.

@@ -16,12 +16,12 @@
 
 use core::{ffi::c_void, ptr::NonNull};
 
-use kernel::{new_spinlock, prelude::*, sync::SpinLock};
+use kernel::{ffi::c_int, new_spinlock, prelude::*, sync::SpinLock};
 
 use super::{av::gid_raw, bindings, gsi::GsiPorts};
 use crate::policy::{
     mad::{self, CmExchange, CmSent},
-    tfo_session::{Handshake, Role, Session, SessionConfig},
+    tfo_session::{Actions, Handshake, Role, Session, SessionConfig, State},
     tfo_wire::RailAddrs,
 };
 
@@ -75,6 +75,35 @@ struct CmState {
     session: Option<Session>,
     /// The peer's GID on each rail, from its HELLO.
     peer_rails: RailAddrs,
+    /// Ours, as our HELLO named them.
+    our_rails: RailAddrs,
+    /// The first PSN of the member QP a move made.
+    move_psn: u32,
+}
+
+/// A bit-for-bit copy of `attr`, plain C data with no GID entry pointer
+/// (a recorded one's is cleared).
+pub(crate) fn copy_attr(attr: &bindings::ib_qp_attr) -> bindings::ib_qp_attr {
+    // SAFETY: plain C data; a recorded one holds no reference.
+    unsafe { core::ptr::read(attr) }
+}
+
+/// A bit-for-bit copy of `init`, plain C data whose pointers are the
+/// member's, replaced before use.
+pub(crate) fn copy_init(init: &bindings::ib_qp_init_attr) -> bindings::ib_qp_init_attr {
+    // SAFETY: plain C data; it owns nothing.
+    unsafe { core::ptr::read(init) }
+}
+
+/// How the QP was made and connected, as a move makes and connects its
+/// member QP on another rail again: the member's creation attributes and
+/// the consumer's last `modify_qp` to each of INIT, RTR and RTS, with their
+/// masks (pointers cleared: the GID entry is looked up again on the rail).
+pub(crate) struct Recorded {
+    pub(crate) member_init: bindings::ib_qp_init_attr,
+    pub(crate) init: Option<(bindings::ib_qp_attr, c_int)>,
+    pub(crate) rtr: Option<(bindings::ib_qp_attr, c_int)>,
+    pub(crate) rts: Option<(bindings::ib_qp_attr, c_int)>,
 }
 
 /// A HELLO kept for RTR.
@@ -108,6 +137,10 @@ pub(crate) struct CmRecord {
     /// proxy notes exchanges and members' departures end them.
     #[pin]
     state: SpinLock<CmState>,
+    /// Lock "mrbond:qp-recorded": written by `modify_qp` and read by a
+    /// move, both under the objects lock.
+    #[pin]
+    recorded: SpinLock<KBox<Recorded>>,
 }
 
 // SAFETY: the pointers name the core's QP and the device's QP1 table, both
@@ -129,6 +162,15 @@ impl CmRecord {
         gsi: &GsiPorts,
     ) -> Result<Pin<KBox<Self>>> {
         let qp = NonNull::new(qp).ok_or(EINVAL)?;
+        let recorded = KBox::new(
+            Recorded {
+                member_init: bindings::ib_qp_init_attr::default(),
+                init: None,
+                rtr: None,
+                rts: None,
+            },
+            GFP_KERNEL,
+        )?;
         KBox::pin_init(
             pin_init!(Self {
                 // INVARIANT: as the caller guarantees.
@@ -136,6 +178,7 @@ impl CmRecord {
                 member: slot,
                 gsi: NonNull::from(gsi),
                 state <- new_spinlock!(CmState::default(), "mrbond:qp-cm"),
+                recorded <- new_spinlock!(recorded, "mrbond:qp-recorded"),
             }),
             GFP_KERNEL,
         )
@@ -247,6 +290,110 @@ impl CmRecord {
             session: st.session,
             peer_rails: st.peer_rails,
         }
+    }
+
+    /// Runs `step` on the connection's move session, if it has one: the
+    /// actions it returns, for the caller to do.
+    pub(crate) fn session_step(
+        &self,
+        step: impl FnOnce(&mut Session) -> Actions,
+    ) -> Option<Actions> {
+        self.state.lock().session.as_mut().map(step)
+    }
+
+    /// The consumer ended the connection: its session gives up for good
+    /// (a move on is abandoned by the consumer's own flush; a peer's later
+    /// message is answered with an abort).
+    pub(crate) fn end_moves(&self) {
+        if let Some(s) = self.state.lock().session.as_mut() {
+            let _ = s.replay_failed();
+        }
+    }
+
+    /// Whether a move of the connection is on.
+    pub(crate) fn moving(&self) -> bool {
+        matches!(
+            self.state.lock().session.map(|s| s.state()),
+            Some(State::Moving(_))
+        )
+    }
+
+    /// The peer's bond QPN, from RTR.
+    pub(crate) fn peer_qpn(&self) -> Option<u32> {
+        self.state.lock().peer.as_ref().map(|p| p.qpn)
+    }
+
+    /// The peer's GID on each rail, from its HELLO, and ours, from ours.
+    pub(crate) fn rails(&self) -> (RailAddrs, RailAddrs) {
+        let st = self.state.lock();
+        (st.our_rails, st.peer_rails)
+    }
+
+    /// Our HELLO named `rails`.
+    pub(crate) fn named(&self, rails: RailAddrs) {
+        self.state.lock().our_rails = rails;
+    }
+
+    /// The connection's member address vector to the peer (its source GID
+    /// entry named by index only), from RTR.
+    pub(crate) fn peer_av(&self) -> Option<ChannelPeer> {
+        self.state.lock().peer.clone()
+    }
+
+    /// The QP's number.
+    pub(crate) fn qpn(&self) -> u32 {
+        // SAFETY: by the type invariant the QP outlives the record; its
+        // number never changes after creation.
+        unsafe { (*self.qp.as_ptr()).qp_num }
+    }
+
+    /// The member QP was made with `init` (its pointers are the member's,
+    /// replaced at a move).
+    pub(crate) fn record_init(&self, init: &bindings::ib_qp_init_attr) {
+        // SAFETY: plain C data, copied bit for bit.
+        self.recorded.lock().member_init = unsafe { core::ptr::read(init) };
+    }
+
+    /// The consumer's `modify_qp` with `attr` and `mask` went through: the
+    /// last one to each of INIT, RTR and RTS is kept.
+    pub(crate) fn record_modify(&self, attr: &bindings::ib_qp_attr, mask: c_int) {
+        // SAFETY: plain C data, copied bit for bit; its GID entry pointer
+        // is cleared just below.
+        let mut copy = unsafe { core::ptr::read(attr) };
+        copy.ah_attr.grh.sgid_attr = core::ptr::null();
+        copy.alt_ah_attr.grh.sgid_attr = core::ptr::null();
+        let bits = u32::try_from(mask).unwrap_or(0);
+        if bits & bindings::ib_qp_attr_mask_IB_QP_STATE == 0 {
+            return;
+        }
+        let mut r = self.recorded.lock();
+        let slot = match attr.qp_state {
+            bindings::ib_qp_state_IB_QPS_INIT => &mut r.init,
+            bindings::ib_qp_state_IB_QPS_RTR => &mut r.rtr,
+            bindings::ib_qp_state_IB_QPS_RTS => &mut r.rts,
+            _ => return,
+        };
+        *slot = Some((copy, mask));
+    }
+
+    /// Runs `f` on what was recorded.
+    pub(crate) fn with_recorded<R>(&self, f: impl FnOnce(&Recorded) -> R) -> R {
+        f(&self.recorded.lock())
+    }
+
+    /// The first PSN of the member QP a move made, set when it made it.
+    pub(crate) fn move_psn(&self) -> u32 {
+        self.state.lock().move_psn
+    }
+
+    /// See [`CmRecord::move_psn`].
+    pub(crate) fn set_move_psn(&self, psn: u32) {
+        self.state.lock().move_psn = psn;
+    }
+
+    /// The QP.
+    pub(crate) fn ibqp(&self) -> *mut bindings::ib_qp {
+        self.qp.as_ptr()
     }
 
     /// Whether the peer heard this end's HELLO: the connection can move.

@@ -152,6 +152,12 @@ struct Inner {
     /// registered device (`ib_device_set_netdev()` triggers no rescan;
     /// mlx5 does the same by hand).
     rescan_work: Opaque<kbindings::work_struct>,
+    /// Takes the next step of the QP moves whose drains finished
+    /// ([`super::tfo_move::run`]); on `cb_wq`.
+    moves_work: Opaque<kbindings::work_struct>,
+    /// While a move is on, every `MOVE_TICK_MS`: retransmissions and
+    /// deadlines ([`super::tfo_move::tick`]); on `cb_wq`.
+    moves_tick: Opaque<kbindings::delayed_work>,
     /// Sends MADs through members from process context; ordered.
     gsi_wq: NonNull<kbindings::workqueue_struct>,
     /// Runs the consumer callbacks the device raises itself (completion
@@ -181,10 +187,48 @@ impl Inner {
                 "mrbond:vdev-objects"
             ),
             rescan_work: Opaque::uninit(),
+            moves_work: Opaque::uninit(),
+            moves_tick: Opaque::uninit(),
             gsi_wq,
             cb_wq,
         })
     }
+}
+
+/// Run by the callback queue with a container's `moves_work`.
+///
+/// # Safety
+///
+/// `work` is the `moves_work` of a live container initialised with `T`'s
+/// table.
+unsafe extern "C" fn moves<T: DeviceOps>(work: *mut kbindings::work_struct) {
+    // SAFETY: as the caller guarantees; the device is the container's
+    // first field.
+    let dev = unsafe {
+        Device::from_raw(
+            work.byte_sub(offset_of!(Container, inner.moves_work))
+                .cast::<bindings::ib_device>(),
+        )
+    };
+    super::tfo_move::run::<T>(dev);
+}
+
+/// Run by the callback queue with a container's `moves_tick`.
+///
+/// # Safety
+///
+/// `work` is the work of the `moves_tick` of a live container initialised
+/// with `T`'s table.
+unsafe extern "C" fn tick<T: DeviceOps>(work: *mut kbindings::work_struct) {
+    // SAFETY: as the caller guarantees; a delayed work starts with its
+    // work, and the device is the container's first field.
+    let dev = unsafe {
+        Device::from_raw(
+            work.byte_sub(offset_of!(Container, inner.moves_tick))
+                .cast::<bindings::ib_device>(),
+        )
+    };
+    super::tfo_move::tick::<T>(dev);
 }
 
 /// An ordered work queue that may run during memory reclaim.
@@ -365,6 +409,31 @@ impl Device {
         unsafe { Self::queue(Container::of(self).inner.cb_wq, work) };
     }
 
+    /// Queues the device's move work ([`super::tfo_move::run`]), if it is
+    /// not queued already. Any context.
+    pub(crate) fn queue_moves(&self) {
+        let c = Container::of(self);
+        // SAFETY: initialised by `OwnedDevice::new`; the queue lives until
+        // `.dealloc_driver`, which drains it, and the work stays with the
+        // container.
+        unsafe { Self::queue(c.inner.cb_wq, c.inner.moves_work.get()) };
+    }
+
+    /// Queues the device's move tick in `ms` ([`super::tfo_move::tick`]),
+    /// if it is not queued already. Any context.
+    pub(crate) fn queue_move_tick(&self, ms: u32) {
+        let c = Container::of(self);
+        // SAFETY: initialised by `OwnedDevice::new`; `.dealloc_driver`
+        // cancels it before it destroys the queue.
+        unsafe {
+            bindings::mrbond_rdma_queue_delayed_work(
+                c.inner.cb_wq.as_ptr(),
+                c.inner.moves_tick.get(),
+                ms,
+            )
+        };
+    }
+
     /// Queues `work` on QP1's send queue.
     ///
     /// # Safety
@@ -466,6 +535,8 @@ impl<T: DeviceOps + 'static> OwnedDevice<T> {
         unsafe {
             let c = &*container.as_ptr();
             bindings::mrbond_rdma_init_work(c.inner.rescan_work.get(), Some(Container::rescan));
+            bindings::mrbond_rdma_init_work(c.inner.moves_work.get(), Some(moves::<T>));
+            bindings::mrbond_rdma_init_delayed_work(c.inner.moves_tick.get(), Some(tick::<T>));
             let d = &mut *ibdev.as_ptr();
             d.local_dma_lkey = bindings::MRBOND_RDMA_LOCAL_DMA_LKEY;
             d.node_type = bindings::RDMA_NODE_IB_CA as u8;
@@ -773,6 +844,8 @@ pub(super) unsafe extern "C" fn dealloc_driver<T: DeviceOps>(ibdev: *mut binding
     // their running show/store still borrow the data.
     c.sysfs_del();
     let data = c.inner.data.swap(null_mut(), Ordering::AcqRel);
+    // SAFETY: initialised; with the data gone it queues itself no more.
+    unsafe { kbindings::cancel_delayed_work_sync(c.inner.moves_tick.get()) };
     // SAFETY: the queues are ours. Queued MADs go out first, and the
     // members' agents then flush what is in flight; every CQ and QP is
     // gone, and with them their callbacks' work.

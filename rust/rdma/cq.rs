@@ -84,6 +84,14 @@ impl Wc {
         self.0.status == bindings::ib_wc_status_IB_WC_WR_FLUSH_ERR
     }
 
+    /// Whether the WR failed for the path rather than for itself: its QP
+    /// ran out of transport retries, or the device put the QP in error
+    /// (rxe does when its link goes down). Transparent failover moves the
+    /// QP then; any other error is the WR's own, and its consumer's.
+    pub(crate) fn failed_on_path(&self) -> bool {
+        self.0.status == bindings::ib_wc_status_IB_WC_RETRY_EXC_ERR || self.is_flush()
+    }
+
     /// Whether the WR succeeded (`IB_WC_SUCCESS`).
     pub(crate) fn is_success(&self) -> bool {
         self.0.status == bindings::ib_wc_status_IB_WC_SUCCESS
@@ -114,6 +122,20 @@ impl Wc {
     /// [`Wc::set_wr`].
     pub(crate) fn set_flush(&mut self, qp: *mut bindings::ib_qp) {
         self.0.status = bindings::ib_wc_status_IB_WC_WR_FLUSH_ERR;
+        self.0.qp = qp;
+    }
+
+    /// Makes this a successful completion of QP `qp`'s WR `wr_id` of
+    /// `opcode`: one the peer executed before a move, which the old
+    /// member QP returned with an error.
+    pub(crate) fn set_success(
+        &mut self,
+        qp: *mut bindings::ib_qp,
+        wr_id: u64,
+        opcode: bindings::ib_wc_opcode,
+    ) {
+        self.set_wr(wr_id, opcode);
+        self.0.status = bindings::ib_wc_status_IB_WC_SUCCESS;
         self.0.qp = qp;
     }
 

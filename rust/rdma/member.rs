@@ -19,8 +19,8 @@ use super::{
     cq::Cq,
     device::{Device, DeviceOps},
     member_device::IbDevice,
-    qp_path::QpWindow,
-    qp_set,
+    qp_path::{QpPath, QpWindow},
+    qp_set, tfo_move,
 };
 use crate::policy::MAX_MEMBERS;
 
@@ -89,11 +89,11 @@ impl Device {
         let Ok(data) = (unsafe { self.driver_data::<T::Data>() }) else {
             return 0;
         };
-        let guard = self.lock_objects();
+        let mut guard = self.lock_objects();
+        let try_move =
+            |path: &QpPath| tfo_move::rail_failed::<T>(self, &data, &mut guard, path, slot);
         // SAFETY: the objects lock is held.
-        let moved = unsafe { qp_set::fail_member(T::qp_paths(&data), slot) };
-        drop(guard);
-        moved
+        unsafe { qp_set::fail_member(T::qp_paths(&data), slot, try_move) }
     }
 
     /// Member `slot` goes away: its QPs are failed and their member QPs

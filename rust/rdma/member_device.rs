@@ -284,6 +284,15 @@ impl MemberDevice {
         !uses_virt_dma(unsafe { self.0.as_ref() })
     }
 
+    /// Whether its `port` is `IB_PORT_ACTIVE` (cached state: no RTNL).
+    pub(crate) fn port_active(&self, port: u32) -> bool {
+        let mut state = bindings::ib_port_state_IB_PORT_NOP;
+        // SAFETY: by the type invariant the device is registered; `state`
+        // is valid for the call.
+        let ret = unsafe { bindings::ib_get_cached_port_state(self.as_raw(), port, &mut state) };
+        ret == 0 && state == bindings::ib_port_state_IB_PORT_ACTIVE
+    }
+
     /// The device's name, e.g. `rxe0`, for a log line.
     pub(crate) fn name(&self) -> &CStr {
         // SAFETY: by the type invariant the device is registered. Its name

@@ -34,6 +34,7 @@ pub(crate) mod rcu;
 pub(crate) mod set;
 pub(crate) mod sysfs;
 pub(crate) mod tfo_channel;
+pub(crate) mod tfo_move;
 pub(crate) mod wr;
 pub(crate) mod xarray;
 

@@ -28,7 +28,7 @@ use kernel::{
 
 use super::{
     bindings,
-    cm::CmRecord,
+    cm::{copy_attr, copy_init, CmRecord},
     cq::Cq,
     device::{Adapter, Device, DeviceOps, ObjectsGuard},
     dma::MemberDma,
@@ -36,7 +36,9 @@ use super::{
     pd::{MemberPd, Pd},
     qp_path::{Binding, NewQpPath, Posting, QpPath},
     tfo_channel::{self, SessionAttrs},
+    tfo_move,
 };
+use crate::policy::tfo_session::Endpoint;
 
 /// The SGEs a WR may have: as many as the member's copy has room for.
 const MAX_SGE: u32 = bindings::MRBOND_RDMA_MAX_SGE;
@@ -151,6 +153,19 @@ impl Drop for MemberQpOwned {
 /// device's live QP, which destroys the member QP before it goes.
 unsafe extern "C" fn member_qp_event(mev: *mut bindings::ib_event, ctx: *mut c_void) {
     let ibqp = ctx.cast::<bindings::ib_qp>();
+    // SAFETY: as the caller guarantees, `ibqp` is a live QP of ours. Its
+    // member QPs raise events only on errors, which come after `create_qp`
+    // initialised `kind`; `destroy_qp` takes `kind` out but frees the path
+    // only after destroying the member QPs, so the bits read here stay
+    // valid until no event can come. The event names the member QP.
+    let (qp, from) = unsafe { (Qp::from_raw(ibqp), *(*mev).element.qp.as_ref()) };
+    if let QpKind::Rc(rc) = &qp.kind {
+        // A move's old member QP, or its new one before it takes over:
+        // the move handles their errors, the consumer must not see them.
+        if rc.path.is_moving() || rc.path.member_qp().map(NonNull::as_ptr) != Some(from) {
+            return;
+        }
+    }
     let mut ev = bindings::ib_event::default();
     // SAFETY: as the caller guarantees, `ibqp` is live; the core set its
     // device, handler and context before `create_qp`. The member's event is
@@ -276,6 +291,7 @@ impl<T: DeviceOps> Adapter<T> {
             // rdma_rw contexts belong to the device's QP, whose MRs are ours.
             minit.cap.max_rdma_ctxs = 0;
             let mqp = Self::create_member_qp(data, mpd, &mut minit, &cm)?;
+            cm.record_init(&minit);
             Ok((mqp, minit.cap, mpd.local_dma_lkey()))
         });
         let (mqp, cap, lkey) = made?;
@@ -296,6 +312,7 @@ impl<T: DeviceOps> Adapter<T> {
                 dma,
             },
             member_qp: mqp.0.as_ptr(),
+            signal_all: init.sq_sig_type == bindings::ib_sig_type_IB_SIGNAL_ALL_WR,
             send_wrs: cap.max_send_wr,
             recv_wrs: cap.max_recv_wr,
             send_sges: cap.max_send_sge,
@@ -463,6 +480,13 @@ impl<T: DeviceOps> Adapter<T> {
                 }
                 QpKind::Rc(rc) => {
                     rc.modify(dev, &mut objects, attr, tc, mask, bits)?;
+                    let ends = [
+                        bindings::ib_qp_state_IB_QPS_ERR,
+                        bindings::ib_qp_state_IB_QPS_RESET,
+                    ];
+                    if state && ends.contains(&attr.qp_state) {
+                        tfo_move::consumer_ended::<T>(&data, &rc.path);
+                    }
                     if state && attr.qp_state == bindings::ib_qp_state_IB_QPS_RTS {
                         // SAFETY: the core's QP, whose number never changes.
                         let qpn = unsafe { (*ibqp).qp_num };
@@ -703,6 +727,170 @@ impl<T: DeviceOps> Adapter<T> {
     }
 }
 
+/// The data path of the QP whose record is `record`. Under the objects
+/// lock, which keeps the QP (`destroy_qp` takes it).
+pub(crate) fn path_of(record: &CmRecord) -> Option<&QpPath> {
+    // SAFETY: a record lives inside its RC QP's `Qp`, whose `kind` is
+    // initialised from `create_qp` to `destroy_qp`; the caller holds the
+    // objects lock, which `destroy_qp` takes before the record goes.
+    let qp = unsafe { Qp::from_raw(record.ibqp()) };
+    match &qp.kind {
+        QpKind::Rc(rc) => Some(&rc.path),
+        QpKind::Gsi(_) => None,
+    }
+}
+
+/// Destroys `mqp`, a member QP a path gave up (a move's new one, unused).
+pub(crate) fn destroy_member_qp(mqp: NonNull<bindings::ib_qp>) {
+    // INVARIANT: as the caller says, ours to destroy.
+    drop(MemberQpOwned(mqp));
+}
+
+/// Moves member QP `mqp` to ERR: its WRs come back flushed.
+pub(crate) fn member_qp_to_error(mqp: NonNull<bindings::ib_qp>) -> Result {
+    let mut attr = bindings::ib_qp_attr {
+        qp_state: bindings::ib_qp_state_IB_QPS_ERR,
+        ..Default::default()
+    };
+    // SAFETY: a live member QP (the caller holds the objects lock, under
+    // which member QPs are destroyed).
+    to_result(unsafe {
+        bindings::ib_modify_qp(
+            mqp.as_ptr(),
+            &mut attr,
+            bindings::ib_qp_attr_mask_IB_QP_STATE as c_int,
+        )
+    })
+}
+
+impl<T: DeviceOps> Adapter<T> {
+    /// A move's Prepare: a member QP for `path` on member `rail`, made as
+    /// the QP's first was, taken to INIT as the consumer did, put in the
+    /// old one's place with the receives posted again
+    /// ([`QpPath::install`]); the old one destroyed. Its number and first
+    /// PSN. May sleep.
+    pub(crate) fn prepare_move(
+        data: &<T::Data as ForeignOwnable>::Borrowed<'_>,
+        objects: &mut ObjectsGuard<'_>,
+        path: &QpPath,
+        record: &CmRecord,
+        rail: u8,
+    ) -> Result<Endpoint> {
+        let slot = usize::from(rail);
+        let ibqp = record.ibqp();
+        // SAFETY: the QP is live under the objects lock; its PD a `Pd` of
+        // the device while it exists.
+        let pd = unsafe { Pd::<T::PdData>::from_raw((*ibqp).pd) };
+        let (mdev, mport) = objects.member(slot).ok_or_else(super::enetdown)?;
+        let (scq, rcq) = path.cqs();
+        // SAFETY: under the objects lock `mdev` is member `slot`'s device,
+        // registered until its detach, which frees the member CQs first.
+        let (mscq, mrcq) = unsafe {
+            (
+                scq.member(slot, mdev.as_raw())?,
+                rcq.member(slot, mdev.as_raw())?,
+            )
+        };
+        let (init, init_mask) = record
+            .with_recorded(|r| r.init.as_ref().map(|(a, m)| (copy_attr(a), *m)))
+            .ok_or(EINVAL)?;
+        let made = T::with_member_pd(pd, slot, &mdev, |mpd| {
+            let mut minit = record.with_recorded(|r| copy_init(&r.member_init));
+            minit.port_num = mport;
+            minit.send_cq = mscq;
+            minit.recv_cq = mrcq;
+            minit.qp_context = ibqp.cast();
+            minit.event_handler = Some(member_qp_event);
+            // SAFETY: `mpd` is a live member PD; `minit` names member CQs
+            // and a context that outlive the QP.
+            let mqp =
+                from_err_ptr(unsafe { bindings::mrbond_rdma_create_qp(mpd.as_raw(), &mut minit) })?;
+            // INVARIANT: just created; ours until given to the path.
+            let mqp = MemberQpOwned(NonNull::new(mqp).ok_or(ENOMEM)?);
+            Ok((mqp, mpd.local_dma_lkey()))
+        });
+        let (mqp, lkey) = made?;
+        let mut attr = init;
+        attr.port_num = mport;
+        // SAFETY: the new member QP is ours; `attr` is the consumer's INIT
+        // with the member's port.
+        to_result(unsafe { bindings::ib_modify_qp(mqp.0.as_ptr(), &mut attr, init_mask) })?;
+        // SAFETY: as in `create_rc`.
+        let dma = mdev
+            .needs_dma_mapping()
+            .then(|| unsafe { MemberDma::new(mdev.as_non_null()) });
+        let qpn = mqp.qp_num();
+        if !path.keep_next(
+            Binding {
+                slot,
+                local_dma_lkey: lkey,
+                dma,
+            },
+            mqp.0,
+        ) {
+            return Err(EINVAL);
+        }
+        // The path owns the new member QP now.
+        let _ = mqp.into_raw();
+        if let Some(c) = T::path_counters(data).get(slot) {
+            c.add_qps(1);
+        }
+        let psn = u32::try_from(crate::ffi::now_ns() & 0x00ff_ffff).unwrap_or(0);
+        record.set_move_psn(psn);
+        Ok(Endpoint { qpn, psn })
+    }
+
+    /// A move's Connect: the new member QP of `path` put in the old one's
+    /// place (now drained: the session connects only after), then to RTR
+    /// towards the peer's `endpoint` on the move's rail and to RTS, as the
+    /// consumer took the QP there. May sleep.
+    pub(crate) fn connect_move(
+        data: &<T::Data as ForeignOwnable>::Borrowed<'_>,
+        objects: &mut ObjectsGuard<'_>,
+        path: &QpPath,
+        record: &CmRecord,
+        endpoint: Endpoint,
+    ) -> Result {
+        let old_slot = path.slot();
+        let posting = Posting {
+            mrs: T::mrs(data),
+            counters: T::path_counters(data),
+        };
+        let (_, old) = path.install(&posting)?;
+        if let Some(old) = old {
+            // INVARIANT: the path gave it up, drained; destroyed here.
+            drop(MemberQpOwned(old));
+            if let Some(c) = T::path_counters(data).get(old_slot) {
+                c.add_qps(-1);
+            }
+        }
+        let slot = path.slot();
+        let rail = u8::try_from(slot)?;
+        let peer = record.peer_av().ok_or(EINVAL)?;
+        let (ours, theirs) = record.rails();
+        let (sgid, dgid) = (
+            ours.get(rail).ok_or(EINVAL)?,
+            theirs.get(rail).ok_or(EINVAL)?,
+        );
+        let (mut rtr, rtr_mask, mut rts, rts_mask) = record
+            .with_recorded(|r| {
+                let (a, am) = r.rtr.as_ref()?;
+                let (b, bm) = r.rts.as_ref()?;
+                Some((copy_attr(a), *am, copy_attr(b), *bm))
+            })
+            .ok_or(EINVAL)?;
+        let _gid = objects.rail_av(slot, &peer.av, sgid, dgid, &mut rtr.ah_attr)?;
+        let mqp = path.member_qp().ok_or_else(super::enetdown)?;
+        rtr.dest_qp_num = endpoint.qpn;
+        rtr.rq_psn = endpoint.psn;
+        // SAFETY: the member QP is live under the objects lock.
+        to_result(unsafe { bindings::ib_modify_qp(mqp.as_ptr(), &mut rtr, rtr_mask) })?;
+        rts.sq_psn = record.move_psn();
+        // SAFETY: as above.
+        to_result(unsafe { bindings::ib_modify_qp(mqp.as_ptr(), &mut rts, rts_mask) })
+    }
+}
+
 impl RcQp {
     /// `modify_qp` of an RC QP: passed to its member QP, with the device's
     /// port and address vector made the member's. Under the objects lock,
@@ -758,7 +946,16 @@ impl RcQp {
         to_result(unsafe { bindings::ib_modify_qp(mqp.as_ptr(), &mut *mattr, mask) })?;
         if let Some(state) = to_state {
             self.path.set_state(state);
+            if state == bindings::ib_qp_state_IB_QPS_ERR
+                || state == bindings::ib_qp_state_IB_QPS_RESET
+            {
+                // The consumer ends the connection: its flushes are its
+                // own, not a failure to move from.
+                self.path.forbid_moves();
+                self.cm.end_moves();
+            }
         }
+        self.cm.record_modify(attr, mask);
         let rtr = bindings::ib_qp_attr_mask_IB_QP_AV | bindings::ib_qp_attr_mask_IB_QP_DEST_QPN;
         if bits & rtr == rtr {
             self.cm.connected(attr.dest_qp_num, &mattr.ah_attr);

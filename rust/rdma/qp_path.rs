@@ -37,6 +37,8 @@ use super::{
 };
 use crate::policy::{resume::SendOp, wrid, MAX_MEMBERS};
 
+mod relocate;
+
 /// The data path's counters of one member.
 #[derive(Default)]
 pub(crate) struct MemberCounters {
@@ -68,6 +70,12 @@ impl MemberCounters {
     /// A WR took its place in a ring.
     pub(super) fn posted(&self) {
         self.outstanding.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// `wrs` WRs moved to this member with their QP.
+    pub(super) fn adopt(&self, wrs: u64) {
+        self.outstanding
+            .fetch_add(i64::try_from(wrs).unwrap_or(i64::MAX), Ordering::Relaxed);
     }
 
     /// `wrs` WRs left their rings.
@@ -247,6 +255,36 @@ struct Rings {
     /// took. With `tx_consuming`, what transparent failover tells the peer
     /// ([`crate::policy::resume`]).
     rx_consumed: u64,
+    /// A move to another member is on (issue 17): new sends are held in
+    /// the ring, and so are receives until the new member QP is made.
+    moving: Option<Moving>,
+    /// A move's new member QP, made and in INIT, with its binding: put in
+    /// the old one's place once that one is drained
+    /// ([`QpPath::install`]).
+    next: Option<(MemberQp, Binding)>,
+    /// A send named a remote key (the peer's: RDMA READ or WRITE, an
+    /// atomic, SEND_WITH_INV) or registered an MR (whose rkey the peer may
+    /// hold): keys of the current members, which a move would leave
+    /// behind. Such a QP takes the flush path until keys move too.
+    keys_used: bool,
+}
+
+/// A move's state in the path ([`super::tfo_move`] drives it).
+#[derive(Clone, Copy, Default)]
+pub(super) struct Moving {
+    /// The old member QP is in ERR: its error completions are kept in the
+    /// rings, unresolved, instead of reaching the consumer.
+    draining: bool,
+    /// Past the last WR of each queue the old member QP returned with an
+    /// error.
+    sq_upto: u64,
+    rq_upto: u64,
+    /// The old member QP returned every WR it held.
+    drained: bool,
+    /// The session was told of the drain.
+    drain_told: bool,
+    /// The new member QP is there: receives go to it.
+    receives_live: bool,
 }
 
 impl Rings {
@@ -273,6 +311,8 @@ pub(crate) struct QpPath {
     rcq: NonNull<bindings::ib_cq>,
     /// In [`QpIds`] and in the member WR ids.
     id: u32,
+    /// The QP was made with `IB_SIGNAL_ALL_WR`: every send is signaled.
+    signal_all: bool,
     /// The device's record of the QP's connection exchange.
     cm: NonNull<CmRecord>,
     /// Lock "mrbond:qp": the member QP and the shadow rings; held across
@@ -283,6 +323,11 @@ pub(crate) struct QpPath {
     rings: SpinLockIrq<Rings>,
     /// `IB_EVENT_QP_FATAL` is queued or sent: the consumer gets it once.
     failed: AtomicBool,
+    /// A move began here, or its drain finished: the device's move work
+    /// has a step to take for this path ([`super::tfo_move`]).
+    move_pending: AtomicBool,
+    /// The connection can move: both ends run the failover channel.
+    capable: AtomicBool,
     /// Sends `IB_EVENT_QP_FATAL` from the device's callback workqueue,
     /// after the flushes queued before it are announced.
     #[pin]
@@ -304,6 +349,8 @@ pub(crate) struct NewQpPath {
     /// The member the QP is made on, and its member QP.
     pub(crate) bound: Binding,
     pub(crate) member_qp: *mut bindings::ib_qp,
+    /// Every send is signaled (`IB_SIGNAL_ALL_WR`).
+    pub(crate) signal_all: bool,
     /// The queues' sizes and SGEs per WR, as the member QP was made.
     pub(crate) send_wrs: u32,
     pub(crate) recv_wrs: u32,
@@ -351,6 +398,7 @@ impl QpPath {
                 scq,
                 rcq,
                 id,
+                signal_all: new.signal_all,
                 cm,
                 // INVARIANT: as the caller guarantees, the member QP is live.
                 rings <- new_spinlock_irq!(
@@ -363,10 +411,15 @@ impl QpPath {
                         rq,
                         tx_consuming: 0,
                         rx_consumed: 0,
+                        moving: None,
+                        next: None,
+                        keys_used: false,
                     },
                     "mrbond:qp"
                 ),
                 failed: AtomicBool::new(false),
+                move_pending: AtomicBool::new(false),
+                capable: AtomicBool::new(false),
                 // SAFETY: `slot` is the work's, valid for writes.
                 fatal_work <- Opaque::ffi_init(|slot| unsafe {
                     bindings::mrbond_rdma_init_work(slot, Some(fatal_work::<T>))
@@ -392,6 +445,31 @@ impl QpPath {
         // SAFETY: by the type invariant, a CQ of the device that outlives
         // the path.
         unsafe { Cq::from_raw(cq.as_ptr()) }
+    }
+
+    /// The QP's record of its connection.
+    pub(crate) fn record(&self) -> &CmRecord {
+        // SAFETY: by the type invariant the record outlives the path.
+        unsafe { self.cm.as_ref() }
+    }
+
+    /// The QP's send and receive CQs.
+    pub(crate) fn cqs(&self) -> (&Cq, &Cq) {
+        (self.cq(false), self.cq(true))
+    }
+
+    /// Lets the consumers of the QP's CQs know of completions the device
+    /// queued.
+    pub(crate) fn kick_cqs(&self) {
+        self.cq(false).kick_later();
+        self.cq(true).kick_later();
+    }
+
+    /// Whether a move could take the QP to another member: no key of the
+    /// current members is in use ([`Rings`]' `keys_used`), no inline send
+    /// or atomic is unresolved (checked again at the replay).
+    pub(crate) fn movable(&self) -> bool {
+        !self.rings.lock().keys_used
     }
 
     /// The member slot the QP is bound to now.
@@ -488,7 +566,7 @@ impl QpPath {
         kick: &mut bool,
     ) -> Result {
         // SAFETY: as the caller guarantees, `wr` is valid for the call.
-        let (wr_id, opcode, num_sge, op) = unsafe {
+        let (wr_id, opcode, num_sge, op, send_flags) = unsafe {
             let one = &*wr;
             // `wr_id` and `wr_cqe` are the same 64 initialised bits.
             (
@@ -496,6 +574,7 @@ impl QpPath {
                 one.opcode,
                 one.num_sge,
                 wr::send_op(one),
+                one.send_flags,
             )
         };
         let invalidates = (opcode == bindings::ib_wr_opcode_IB_WR_LOCAL_INV)
@@ -505,6 +584,7 @@ impl QpPath {
             wr_id,
             opcode: flush_opcode(opcode),
             invalidates,
+            signaled: self.signal_all || send_flags & bindings::ib_send_flags_IB_SEND_SIGNALED != 0,
             num_sge: 0,
         };
         let head = rings.sq.reserve(num_sge, entry)?;
@@ -514,15 +594,40 @@ impl QpPath {
         // SAFETY: as the caller guarantees, `wr` is a consumer's send WR
         // for this QP, in its container.
         unsafe { wr::keep_send(wr, kept, sges) }.map_err(|r| refused(r, on.counters))?;
-        let Some(member) = rings.member.as_ref() else {
+        rings.keys_used |= !matches!(
+            opcode,
+            bindings::ib_wr_opcode_IB_WR_SEND
+                | bindings::ib_wr_opcode_IB_WR_SEND_WITH_IMM
+                | bindings::ib_wr_opcode_IB_WR_LOCAL_INV
+        );
+        if rings.moving.is_some() {
+            // Posted once the move is done, or flushed if it fails.
+            rings.count_consuming(op);
+            rings.sq.commit(on.counters);
+            return Ok(());
+        }
+        if rings.member.is_none() {
             rings.count_consuming(op);
             *kick |= self.post_without_member(rings.detaching, &mut rings.sq, false, on);
             return Ok(());
-        };
-        let mut m = bindings::mrbond_rdma_send::default();
-        let (Some(kept), sges) = rings.sq.kept(head) else {
+        }
+        self.post_kept_send(rings, on, head)?;
+        rings.count_consuming(op);
+        rings.sq.commit_posted(on.counters);
+        Ok(())
+    }
+
+    /// Posts the member's copy of the kept send WR of `seq` to the member
+    /// QP: at its post, or again on a new member QP after a move.
+    fn post_kept_send(&self, rings: &mut Rings, on: &Bound<'_>, seq: u64) -> Result {
+        let Some(member) = rings.member.as_ref() else {
             return Err(EINVAL);
         };
+        let mut m = bindings::mrbond_rdma_send::default();
+        let (Some(kept), sges) = rings.sq.kept(seq) else {
+            return Err(EINVAL);
+        };
+        let (opcode, num_sge) = (wr::kept_opcode(kept), sges.len());
         // SAFETY: the kept WR is a consumer's send WR for this QP, whose
         // member QP is live.
         let local =
@@ -535,20 +640,18 @@ impl QpPath {
                 num_sge,
                 local,
                 to_device,
-                rings.sq.maps(head),
+                rings.sq.maps(seq),
             )?;
         }
         // SAFETY: every variant of the copy starts with its `ib_send_wr`.
         unsafe {
             *m.u.wr.as_mut().__bindgen_anon_1.wr_id.as_mut() =
-                wrid::encode(self.id, rings.sq.generation, head, false)
+                wrid::encode(self.id, rings.sq.generation, seq, false)
         };
         if let Err(e) = member.post_send(&m) {
-            rings.sq.unmap(head, on.dma());
+            rings.sq.unmap(seq, on.dma());
             return Err(e);
         }
-        rings.count_consuming(op);
-        rings.sq.commit(on.counters);
         Ok(())
     }
 
@@ -604,40 +707,51 @@ impl QpPath {
             // SAFETY: `wr_id` and `wr_cqe` are the same 64 initialised bits.
             wr_id: unsafe { *wr.__bindgen_anon_1.wr_id.as_ref() },
             opcode: bindings::ib_wc_opcode_IB_WC_RECV,
+            signaled: true,
             ..WrSlot::default()
         };
         let head = rings.rq.reserve(wr.num_sge, entry)?;
         // SAFETY: `wr` is a consumer's receive WR, valid for the call.
         unsafe { wr::keep_recv(wr, rings.rq.keep(head).1) }.map_err(|r| refused(r, on.counters))?;
-        let Some(member) = rings.member.as_ref() else {
+        if rings.moving.is_some_and(|m| !m.receives_live) {
+            // Posted to the new member QP once it is made.
+            rings.rq.commit(on.counters);
+            return Ok(());
+        }
+        if rings.member.is_none() {
             *kick |= self.post_without_member(rings.detaching, &mut rings.rq, true, on);
             return Ok(());
+        }
+        self.post_kept_recv(rings, on, head)?;
+        rings.rq.commit_posted(on.counters);
+        Ok(())
+    }
+
+    /// Posts the member's copy of the kept receive WR of `seq` to the
+    /// member QP: at its post, or again on a new member QP after a move.
+    fn post_kept_recv(&self, rings: &mut Rings, on: &Bound<'_>, seq: u64) -> Result {
+        let Some(member) = rings.member.as_ref() else {
+            return Err(EINVAL);
         };
         let mut m = bindings::mrbond_rdma_recv::default();
+        let sges = rings.rq.kept(seq).1;
+        let num_sge = sges.len();
         let local = on
             .target
-            .recv(rings.rq.kept(head).1, &mut m)
+            .recv(sges, &mut m)
             .map_err(|r| refused(r, on.counters))?;
         if let Some(dma) = on.dma() {
-            map_sges(
-                dma,
-                &mut m.sge,
-                wr.num_sge,
-                local,
-                false,
-                rings.rq.maps(head),
-            )?;
+            map_sges(dma, &mut m.sge, num_sge, local, false, rings.rq.maps(seq))?;
         }
         // SAFETY: writing either member of the union writes its 64 bits.
         unsafe {
             *m.wr.__bindgen_anon_1.wr_id.as_mut() =
-                wrid::encode(self.id, rings.rq.generation, head, true)
+                wrid::encode(self.id, rings.rq.generation, seq, true)
         };
         if let Err(e) = member.post_recv(&m) {
-            rings.rq.unmap(head, on.dma());
+            rings.rq.unmap(seq, on.dma());
             return Err(e);
         }
-        rings.rq.commit(on.counters);
         Ok(())
     }
 
@@ -656,13 +770,43 @@ impl QpPath {
             return false;
         };
         let recv = wrid::qp_of(wr_id).1;
-        let ring = if recv { &mut rings.rq } else { &mut rings.sq };
-        // A completion of a member QP the ring no longer posts to.
-        if wrid::generation_of(wr_id) != ring.generation {
-            return false;
+        let seq = {
+            let ring = if recv { &rings.rq } else { &rings.sq };
+            // A completion of a member QP the ring no longer posts to.
+            if wrid::generation_of(wr_id) != ring.generation {
+                return false;
+            }
+            let seq = wrid::seq_of(wr_id, ring.tail);
+            if seq.wrapping_sub(ring.tail) >= ring.len() {
+                return false;
+            }
+            seq
+        };
+        if wc.failed_on_path() && rings.moving.is_none() && !rings.keys_used && self.capable() {
+            // The member QP failed before the bond heard of a failure (its
+            // link went down, its retries ran out): a move begins here, and
+            // the device's move work tells the connection's session.
+            rings.moving = Some(Moving {
+                draining: true,
+                sq_upto: rings.sq.tail,
+                rq_upto: rings.rq.tail,
+                ..Moving::default()
+            });
+            self.queue_move_step();
         }
-        let seq = wrid::seq_of(wr_id, ring.tail);
-        if seq.wrapping_sub(ring.tail) >= ring.len() {
+        let draining = rings.moving.is_some_and(|m| m.draining);
+        let ring = if recv { &mut rings.rq } else { &mut rings.sq };
+        if draining && !wc.is_success() {
+            // Unresolved: the move posts it again or completes it.
+            if let Some(m) = rings.moving.as_mut() {
+                let upto = seq.wrapping_add(1);
+                if recv {
+                    m.rq_upto = upto;
+                } else {
+                    m.sq_upto = upto;
+                }
+            }
+            self.note_drain(&mut rings);
             return false;
         }
         let retired = seq.wrapping_sub(ring.tail).wrapping_add(1);
@@ -689,6 +833,9 @@ impl QpPath {
         ring.tail = seq.wrapping_add(1);
         if recv && wc.is_success() {
             rings.rx_consumed = rings.rx_consumed.wrapping_add(1);
+        }
+        if draining {
+            self.note_drain(&mut rings);
         }
         drop(rings);
         counters.retire(retired);
@@ -804,6 +951,9 @@ impl QpPath {
         rings.sq.flush(qp, self.cq(false), counters, dma.as_ref());
         rings.rq.flush(qp, self.cq(true), counters, dma.as_ref());
         rings.detaching = false;
+        // A move on cannot go on without the QP's WRs: its session gives
+        // up at its next step.
+        rings.moving = None;
     }
 
     /// The QP is being destroyed: the path leaves `ids`, no poll translates
@@ -816,7 +966,7 @@ impl QpPath {
         ids: &QpIds,
         paths: &QpPaths,
         counters: &PathCounters,
-        destroy_member: impl FnOnce(NonNull<bindings::ib_qp>, &MemberCounters),
+        destroy_member: impl Fn(NonNull<bindings::ib_qp>, &MemberCounters),
     ) {
         // Out of the set first: a member's failure, which queues the fatal
         // work of every path in the set, queues none here any more.
@@ -829,10 +979,15 @@ impl QpPath {
         if this.rcq != this.scq {
             this.cq(true).forget_qp(qp);
         }
-        let (member, bound) = {
+        let (member, bound, next) = {
             let mut rings = this.rings.lock();
-            (rings.member.take(), rings.bound)
+            (rings.member.take(), rings.bound, rings.next.take())
         };
+        if let Some((next, b)) = next {
+            if let Some(c) = counters.get(b.slot) {
+                destroy_member(next.0, c);
+            }
+        }
         let Some(counters) = counters.get(bound.slot) else {
             // `new` refuses a slot past the last.
             return;
@@ -910,12 +1065,12 @@ fn refused(r: Refused, counters: &MemberCounters) -> Error {
 fn map_sges(
     dma: &MemberDma,
     sges: &mut [bindings::ib_sge],
-    num_sge: c_int,
+    num_sge: usize,
     local: LocalDmaSges,
     to_device: bool,
     maps: &mut [DmaMap],
 ) -> Result {
-    let n = usize::try_from(num_sge).map_err(|_| EINVAL)?;
+    let n = num_sge;
     // More SGEs than the member QP takes: the member would refuse the WR.
     if n > maps.len() || n > sges.len() {
         return Err(EINVAL);

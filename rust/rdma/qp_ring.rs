@@ -30,6 +30,9 @@ pub(super) struct WrSlot {
     pub(super) opcode: bindings::ib_wc_opcode,
     /// A LOCAL_INV's rkey: its success ends that MR's registration.
     pub(super) invalidates: Option<u32>,
+    /// The consumer asked for its completion (a receive always does): a
+    /// success a move makes is given only then.
+    pub(super) signaled: bool,
     /// The SGEs kept. (A send's effect at the peer and its consuming count
     /// follow from the kept WRs: [`super::wr::send_op`], counted back from
     /// the path's total.)
@@ -51,6 +54,9 @@ pub(super) struct Ring {
     sges: usize,
     pub(super) head: u64,
     pub(super) tail: u64,
+    /// The first WR not posted to the current member QP: `head`, but for
+    /// the WRs a move holds ([`super::qp_path`]'s `Moving`).
+    pub(super) sent: u64,
     /// The generation of the member QP the ring posts to
     /// ([`crate::policy::wrid`]).
     pub(super) generation: bool,
@@ -87,6 +93,7 @@ impl Ring {
             sges,
             head: 0,
             tail: 0,
+            sent: 0,
             generation: false,
         })
     }
@@ -185,10 +192,24 @@ impl Ring {
         Ok(head)
     }
 
-    /// The WR at the reserved place was posted (or queued for a flush).
+    /// The WR at the reserved place was queued: held for a move, or for a
+    /// flush.
     pub(super) fn commit(&mut self, counters: &MemberCounters) {
         self.head = self.head.wrapping_add(1);
         counters.posted();
+    }
+
+    /// The WR at the reserved place was posted to the member QP.
+    pub(super) fn commit_posted(&mut self, counters: &MemberCounters) {
+        self.commit(counters);
+        self.sent = self.head;
+    }
+
+    /// Whether the member QP returned a completion for every WR posted to
+    /// it: those before `tail` retired, those before `upto` came back with
+    /// an error a move keeps.
+    pub(super) fn drained(&self, upto: u64) -> bool {
+        self.sent == self.tail || self.sent == upto
     }
 
     /// Completes every WR with a flush into `cq`, oldest first: the WRs the

@@ -25,18 +25,27 @@ use super::{
 /// device's verbs inside it.
 pub(crate) type QpPaths = ObjectSet<QpPath>;
 
-/// Member `slot` turned unusable: each of its QPs not yet reported enters
-/// ERR on the member, which flushes its outstanding WRs through the member
-/// CQs (translated by the polls as any completion), and is reported fatal.
-/// How many QPs. May sleep.
+/// Member `slot` turned unusable: each of its QPs not yet reported either
+/// moves to another member (`try_move`, transparent failover: true if its
+/// move began) or enters ERR on the member, which flushes its outstanding
+/// WRs through the member CQs (translated by the polls as any completion),
+/// and is reported fatal. How many QPs. May sleep.
 ///
 /// # Safety
 ///
 /// The caller must hold the device's objects lock ([`QpPath::abort_cm`]).
-pub(crate) unsafe fn fail_member(paths: &QpPaths, slot: usize) -> u32 {
+pub(crate) unsafe fn fail_member(
+    paths: &QpPaths,
+    slot: usize,
+    mut try_move: impl FnMut(&QpPath) -> bool,
+) -> u32 {
     let mut moved = 0u32;
     paths.for_each(|path| {
         if path.slot() != slot || path.failed() {
+            return;
+        }
+        if try_move(path) {
+            moved = moved.saturating_add(1);
             return;
         }
         let Some(mqp) = path.member_qp() else {
@@ -91,6 +100,12 @@ pub(crate) unsafe fn detach_member(
 ) -> u32 {
     let mut destroyed = 0u32;
     paths.for_each(|path| {
+        if let Some((next, _)) = path.take_next_on(slot) {
+            // A move's new member QP, unused: the move gives up later.
+            // SAFETY: the path gave it up; no post reaches it.
+            unsafe { bindings::ib_destroy_qp_user(next.as_ptr(), null_mut()) };
+            counters.add_qps(-1);
+        }
         if path.slot() != slot {
             return;
         }

@@ -27,11 +27,12 @@ use super::{
     bindings,
     cm::{ChannelPeer, CmRecord},
     device::{Device, DeviceOps, ObjectsGuard},
-    gsi, gsi_member, gsi_send,
+    gsi, gsi_member, gsi_send, qp,
     ratelimit::RateLimit,
+    tfo_move,
 };
 use crate::policy::{
-    tfo_session::{Role, State},
+    tfo_session::{Msg, Role, State},
     tfo_wire::{self, Connection, Hello, Message, RailAddrs, MAD_SIZE},
     MAX_MEMBERS,
 };
@@ -44,6 +45,8 @@ pub(crate) struct ChannelCounters {
     hello_sent: AtomicU64,
     hello_heard: AtomicU64,
     capable: AtomicU64,
+    moves: AtomicU64,
+    move_fallbacks: AtomicU64,
     /// The next MAD's transaction ID.
     tid: AtomicU64,
 }
@@ -55,6 +58,8 @@ impl ChannelCounters {
             hello_sent: AtomicU64::new(0),
             hello_heard: AtomicU64::new(0),
             capable: AtomicU64::new(0),
+            moves: AtomicU64::new(0),
+            move_fallbacks: AtomicU64::new(0),
             tid: AtomicU64::new(1),
         }
     }
@@ -73,6 +78,26 @@ impl ChannelCounters {
     /// Connections whose peer heard our HELLO.
     pub(crate) fn capable(&self) -> u64 {
         self.capable.load(Ordering::Relaxed)
+    }
+
+    /// Connections moved to another rail.
+    pub(crate) fn moves(&self) -> u64 {
+        self.moves.load(Ordering::Relaxed)
+    }
+
+    /// Moves given up for the flush path.
+    pub(crate) fn move_fallbacks(&self) -> u64 {
+        self.move_fallbacks.load(Ordering::Relaxed)
+    }
+
+    /// A move ended: done, or given up.
+    pub(crate) fn count_move(&self, done: bool) {
+        let c = if done {
+            &self.moves
+        } else {
+            &self.move_fallbacks
+        };
+        c.fetch_add(1, Ordering::Relaxed);
     }
 }
 
@@ -136,7 +161,7 @@ pub(crate) fn ready<T: DeviceOps>(
     qpn: u32,
 ) {
     if let Some((peer, heard)) = record.hello_due() {
-        send_hello::<T>(dev, data, objects, record.member(), qpn, &peer, heard);
+        send_hello::<T>(dev, data, objects, record, qpn, &peer, heard);
     }
 }
 
@@ -145,14 +170,16 @@ fn send_hello<T: DeviceOps>(
     dev: &Device,
     data: &<T::Data as ForeignOwnable>::Borrowed<'_>,
     objects: &ObjectsGuard<'_>,
-    slot: usize,
+    record: &CmRecord,
     qpn: u32,
     peer: &ChannelPeer,
     heard: bool,
 ) {
+    let slot = record.member();
     let members = T::gsi_members(data);
     let counters = members.channel_counters();
     let rails = our_rails(objects, slot, peer);
+    record.named(rails);
     let hello = Message::Hello(Hello {
         conn: Connection {
             local_qpn: qpn,
@@ -232,7 +259,7 @@ pub(super) unsafe extern "C" fn received<T: DeviceOps>(
         }
         bindings::ib_free_recv_mad(rwc);
     }
-    let Some((Message::Hello(hello), _)) = tfo_wire::decode(&mad) else {
+    let Some((msg, _)) = tfo_wire::decode(&mad) else {
         return;
     };
     // SAFETY: as the caller guarantees; the handler is running.
@@ -245,14 +272,32 @@ pub(super) unsafe extern "C" fn received<T: DeviceOps>(
     let Ok(data) = (unsafe { dev.driver_data::<T::Data>() }) else {
         return;
     };
-    let objects = dev.lock_objects();
-    let Some(record) = T::qpn_record(&data, hello.conn.remote_qpn) else {
+    let mut objects = dev.lock_objects();
+    let conn = match msg {
+        Message::Hello(h) => h.conn,
+        _ => match tfo_wire::to_move(&msg) {
+            Some((conn, _)) => conn,
+            None => return,
+        },
+    };
+    let Some(record) = T::qpn_record(&data, conn.remote_qpn) else {
         return;
     };
     // SAFETY: the driver's QPN table holds the record of a live QP, under
     // the objects lock (`destroy_qp` takes the number out under it before
     // the record goes), which is held.
     let record = unsafe { CmRecord::from_raw(record) };
+    let hello = match msg {
+        Message::Hello(h) => h,
+        _ => {
+            if let Some((_, m)) = tfo_wire::to_move(&msg) {
+                if record.peer_qpn() == Some(conn.local_qpn) {
+                    tfo_move::received::<T>(dev, &data, &mut objects, record, m);
+                }
+            }
+            return;
+        }
+    };
     let ours = (u64::from_be(dev.node_guid_be()), hello.conn.remote_qpn);
     let role = Role::of(ours, (hello.node_guid, hello.conn.local_qpn));
     let Some((answer, capable)) =
@@ -264,16 +309,60 @@ pub(super) unsafe extern "C" fn received<T: DeviceOps>(
     counters.hello_heard.fetch_add(1, Ordering::Relaxed);
     if capable {
         counters.capable.fetch_add(1, Ordering::Relaxed);
+        if let Some(path) = qp::path_of(record) {
+            path.set_capable();
+        }
     }
     if let Some(peer) = answer {
         send_hello::<T>(
             dev,
             &data,
             &objects,
-            record.member(),
+            record,
             hello.conn.remote_qpn,
             &peer,
             true,
         );
     }
+}
+
+/// Sends `msg`, a move's message of the connection `record` keeps, to the
+/// peer on `rail`: from our member there to the peer's address on it
+/// (both from the HELLOs), with the connection's own address vector as
+/// the template. Under the objects lock, which the address resolution may
+/// drop. May sleep.
+pub(crate) fn send_move<T: DeviceOps>(
+    dev: &Device,
+    data: &<T::Data as ForeignOwnable>::Borrowed<'_>,
+    objects: &mut ObjectsGuard<'_>,
+    record: &CmRecord,
+    rail: u8,
+    msg: Msg,
+) -> Result {
+    let peer = record.peer_av().ok_or(EINVAL)?;
+    let (ours, theirs) = record.rails();
+    let (sgid, dgid) = (
+        ours.get(rail).ok_or(EINVAL)?,
+        theirs.get(rail).ok_or(EINVAL)?,
+    );
+    let slot = usize::from(rail);
+    let mut mav = bindings::rdma_ah_attr::default();
+    let gid = objects.rail_av(slot, &peer.av, sgid, dgid, &mut mav)?;
+    // `send_channel` names the source entry by index, as `ChannelPeer`s do.
+    mav.grh.sgid_attr = core::ptr::null();
+    let conn = Connection {
+        local_qpn: record.qpn(),
+        remote_qpn: peer.qpn,
+    };
+    let members = T::gsi_members(data);
+    let counters = members.channel_counters();
+    let mut mad = [0u8; MAD_SIZE];
+    tfo_wire::encode(
+        &tfo_wire::from_move(conn, msg),
+        counters.tid.fetch_add(1, Ordering::Relaxed),
+        &mut mad,
+    );
+    let sent = gsi_send::send_channel(objects, dev, T::gsi_ports(data), members, slot, &mav, &mad);
+    drop(gid);
+    sent
 }

@@ -95,6 +95,18 @@ pub(crate) fn send_op(wr: &bindings::ib_send_wr) -> SendOp {
     }
 }
 
+/// What kept send WR `kept` does at the peer ([`send_op`]).
+pub(crate) fn kept_send_op(kept: &bindings::mrbond_rdma_send_wr) -> SendOp {
+    // SAFETY: every variant of a kept WR starts with its `ib_send_wr`.
+    send_op(unsafe { kept.wr.as_ref() })
+}
+
+/// The opcode of kept send WR `kept`.
+pub(crate) fn kept_opcode(kept: &bindings::mrbond_rdma_send_wr) -> bindings::ib_wr_opcode {
+    // SAFETY: every variant of a kept WR starts with its `ib_send_wr`.
+    unsafe { kept.wr.as_ref() }.opcode
+}
+
 /// Copies the `count` SGEs at `src` into `dst`, as they are.
 ///
 /// # Safety

@@ -322,7 +322,10 @@ class Guest:
         # installs (tools/install/test-dkms.sh);
         # MRBOND_MEMBERS=dma makes the T1 members DMA-mapping doubles;
         # MRBOND_BENCH_* are tools/bench/guest.sh's settings.
+        # MRBOND_ONLY (a regex of test names) runs some of a suite's tests:
+        # a developer's loop, never CI.
         for var in ("NVME_DEV_MODE", "MRBOND_STAGE", "MRBOND_FULL", "MRBOND_DKMS", "MRBOND_MEMBERS",
+                    "MRBOND_ONLY",
                     "MRBOND_BENCH_QUICK",
                     "MRBOND_BENCH_RATE", "MRBOND_BENCH_REPS", "MRBOND_BENCH_MS",
                     "MRBOND_BENCH_CASES"):

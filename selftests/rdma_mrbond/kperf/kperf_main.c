@@ -39,6 +39,9 @@
  *                     posts keep coming while completions stall (a race
  *                     test's window); 0 fills every QP to depth [0]
  *   shared_cq=0|1     one CQ for every QP, or one CQ per QP [1]
+ *   sends_only=0|1    stream: SENDs only, no RDMA WRITE and no MR: a
+ *                     QP whose keys nothing names, which a bond with
+ *                     transparent failover can move to another member [0]
  *   read=0|1          bw: after the WRITEs, every A reads its peer's target
  *                     back into its emptied WRITE source with a chain of
  *                     RDMA READs (a page per SGE, only the last WR
@@ -235,6 +238,7 @@ struct kperf_params {
 	u32 global_rkey;
 	u32 unmapped;
 	u32 read;
+	u32 sends_only;
 };
 
 /* Head of every SEND payload; the rest is a pattern seeded by it. */
@@ -1176,9 +1180,10 @@ static int kperf_ep_bufs(struct kperf_run *r, struct kperf_ep *ep)
 	bool msgs = !bw;
 	/* keycheck: B_i receives a probe SEND that gets through. */
 	bool rbufs = msgs || (mode == KPERF_KEYCHECK && ep->side);
-	bool wsrc = mode == KPERF_STREAM || (bw && !ep->side);
+	bool writes = mode == KPERF_STREAM && !r->p.sends_only;
+	bool wsrc = writes || (bw && !ep->side);
 	/* The WRITE targets: lat only sends, and needs no MR. */
-	bool tgt = mode == KPERF_STREAM || (bw && ep->side);
+	bool tgt = writes || (bw && ep->side);
 	u32 size = r->p.size, npages;
 	int ret;
 
@@ -1837,7 +1842,7 @@ static void kperf_stream_pump(struct kperf_run *r)
 		struct kperf_ep *ep = &r->eps[i];
 
 		while (!ep->stopped && ep->sq.inflight < r->p.depth) {
-			ep->next_write = !ep->next_write;
+			ep->next_write = !ep->next_write && !r->p.sends_only;
 			if (kperf_post_data(ep, ep->next_write ? KPERF_OP_WRITE : KPERF_OP_SEND))
 				break;
 			if (paced)
@@ -2197,6 +2202,7 @@ static const struct kperf_key kperf_keys[] = {
 	{ "global_rkey", offsetof(struct kperf_params, global_rkey), 0, 1 },
 	{ "unmapped", offsetof(struct kperf_params, unmapped), 0, 1 },
 	{ "read", offsetof(struct kperf_params, read), 0, 1 },
+	{ "sends_only", offsetof(struct kperf_params, sends_only), 0, 1 },
 };
 
 static int kperf_parse_kv(struct kperf_params *p, const char *key, const char *val,
