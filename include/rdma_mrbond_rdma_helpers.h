@@ -145,6 +145,13 @@ void mrbond_rdma_spin_unlock_irqrestore(spinlock_t *lock, unsigned long flags);
 /* INIT_WORK() (a macro): one lock class for the works of this module. */
 void mrbond_rdma_init_work(struct work_struct *work, work_func_t func);
 
+/*
+ * INIT_WORK() for a device's move work, which takes the objects lock: a
+ * lock class of its own, apart from the works that the objects lock's
+ * holders cancel (a QP's fatal work).
+ */
+void mrbond_rdma_init_moves_work(struct work_struct *work, work_func_t func);
+
 /* INIT_DELAYED_WORK() (a macro), and queue_delayed_work() in ms (inline). */
 void mrbond_rdma_init_delayed_work(struct delayed_work *dwork, work_func_t func);
 bool mrbond_rdma_queue_delayed_work(struct workqueue_struct *wq,

@@ -257,6 +257,11 @@ void mrbond_rdma_init_work(struct work_struct *work, work_func_t func)
 	INIT_WORK(work, func);
 }
 
+void mrbond_rdma_init_moves_work(struct work_struct *work, work_func_t func)
+{
+	INIT_WORK(work, func);
+}
+
 void mrbond_rdma_init_delayed_work(struct delayed_work *dwork, work_func_t func)
 {
 	INIT_DELAYED_WORK(dwork, func);

@@ -535,7 +535,9 @@ impl<T: DeviceOps + 'static> OwnedDevice<T> {
         unsafe {
             let c = &*container.as_ptr();
             bindings::mrbond_rdma_init_work(c.inner.rescan_work.get(), Some(Container::rescan));
-            bindings::mrbond_rdma_init_work(c.inner.moves_work.get(), Some(moves::<T>));
+            // Its own lock class: it takes the objects lock, under which
+            // `destroy_qp` cancels QPs' fatal works.
+            bindings::mrbond_rdma_init_moves_work(c.inner.moves_work.get(), Some(moves::<T>));
             bindings::mrbond_rdma_init_delayed_work(c.inner.moves_tick.get(), Some(tick::<T>));
             let d = &mut *ibdev.as_ptr();
             d.local_dma_lkey = bindings::MRBOND_RDMA_LOCAL_DMA_LKEY;
