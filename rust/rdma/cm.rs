@@ -323,10 +323,15 @@ impl CmRecord {
         self.state.lock().peer.as_ref().map(|p| p.qpn)
     }
 
-    /// The peer's GID on each rail, from its HELLO, and ours, from ours.
-    pub(crate) fn rails(&self) -> (RailAddrs, RailAddrs) {
+    /// The peer's GID on each rail, from its HELLO.
+    pub(crate) fn peer_rails(&self) -> RailAddrs {
+        self.state.lock().peer_rails
+    }
+
+    /// Our GID and the peer's on `rail`, as the HELLOs named them.
+    pub(crate) fn rail_gids(&self, rail: u8) -> Option<([u8; 16], [u8; 16])> {
         let st = self.state.lock();
-        (st.our_rails, st.peer_rails)
+        Some((st.our_rails.get(rail)?, st.peer_rails.get(rail)?))
     }
 
     /// Our HELLO named `rails`.

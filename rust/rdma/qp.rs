@@ -765,9 +765,9 @@ pub(crate) fn member_qp_to_error(mqp: NonNull<bindings::ib_qp>) -> Result {
 
 impl<T: DeviceOps> Adapter<T> {
     /// A move's Prepare: a member QP for `path` on member `rail`, made as
-    /// the QP's first was, taken to INIT as the consumer did, put in the
-    /// old one's place with the receives posted again
-    /// ([`QpPath::install`]); the old one destroyed. Its number and first
+    /// the QP's first was and taken to INIT as the consumer did, kept by
+    /// the path until Connect puts it in the old one's place
+    /// ([`QpPath::keep_next`], [`QpPath::install`]). Its number and first
     /// PSN. May sleep.
     pub(crate) fn prepare_move(
         data: &<T::Data as ForeignOwnable>::Borrowed<'_>,
@@ -867,11 +867,7 @@ impl<T: DeviceOps> Adapter<T> {
         let slot = path.slot();
         let rail = u8::try_from(slot)?;
         let peer = record.peer_av().ok_or(EINVAL)?;
-        let (ours, theirs) = record.rails();
-        let (sgid, dgid) = (
-            ours.get(rail).ok_or(EINVAL)?,
-            theirs.get(rail).ok_or(EINVAL)?,
-        );
+        let (sgid, dgid) = record.rail_gids(rail).ok_or(EINVAL)?;
         let (mut rtr, rtr_mask, mut rts, rts_mask) = record
             .with_recorded(|r| {
                 let (a, am) = r.rtr.as_ref()?;

@@ -329,8 +329,8 @@ pub(super) unsafe extern "C" fn received<T: DeviceOps>(
 /// Sends `msg`, a move's message of the connection `record` keeps, to the
 /// peer on `rail`: from our member there to the peer's address on it
 /// (both from the HELLOs), with the connection's own address vector as
-/// the template. Under the objects lock, which the address resolution may
-/// drop. May sleep.
+/// the template. Under the objects lock, which the address resolution
+/// keeps ([`ObjectsGuard::rail_av`]). May sleep.
 pub(crate) fn send_move<T: DeviceOps>(
     dev: &Device,
     data: &<T::Data as ForeignOwnable>::Borrowed<'_>,
@@ -340,11 +340,7 @@ pub(crate) fn send_move<T: DeviceOps>(
     msg: Msg,
 ) -> Result {
     let peer = record.peer_av().ok_or(EINVAL)?;
-    let (ours, theirs) = record.rails();
-    let (sgid, dgid) = (
-        ours.get(rail).ok_or(EINVAL)?,
-        theirs.get(rail).ok_or(EINVAL)?,
-    );
+    let (sgid, dgid) = record.rail_gids(rail).ok_or(EINVAL)?;
     let slot = usize::from(rail);
     let mut mav = bindings::rdma_ah_attr::default();
     let gid = objects.rail_av(slot, &peer.av, sgid, dgid, &mut mav)?;

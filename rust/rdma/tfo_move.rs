@@ -46,7 +46,7 @@ struct Ctx<'a, 'd, 'g, T: DeviceOps> {
 /// The rails usable at both ends: ours whose port is active, among those
 /// the peer named.
 fn usable(objects: &ObjectsGuard<'_>, record: &CmRecord) -> RailSet {
-    let (_, theirs) = record.rails();
+    let theirs = record.peer_rails();
     let mut set: RailSet = 0;
     for slot in 0..MAX_MEMBERS {
         let Ok(rail) = u8::try_from(slot) else {
@@ -391,6 +391,12 @@ pub(crate) fn consumer_ended<T: DeviceOps>(
     data: &<T::Data as ForeignOwnable>::Borrowed<'_>,
     path: &QpPath,
 ) {
+    end_move::<T>(data, path);
+}
+
+/// Ends `path`'s move, if one is on: the WRs it held and kept complete
+/// with a flush, and the new member QP it made, unused, is destroyed.
+fn end_move<T: DeviceOps>(data: &<T::Data as ForeignOwnable>::Borrowed<'_>, path: &QpPath) {
     if let Some(counters) = T::path_counters(data).get(path.slot()) {
         if path.abandon_move(counters) {
             path.kick_cqs();
@@ -418,18 +424,7 @@ fn flush_qp<T: DeviceOps>(ctx: &mut Ctx<'_, '_, '_, T>) {
     pr_info!("QP {}: move given up: flushed\n", ctx.record.qpn());
     // Its session is over for good: a failed completion starts no move.
     ctx.path.forbid_moves();
-    let Some(counters) = T::path_counters(ctx.data).get(ctx.path.slot()) else {
-        return;
-    };
-    if ctx.path.abandon_move(counters) {
-        ctx.path.kick_cqs();
-    }
-    if let Some((next, slot)) = ctx.path.take_next() {
-        qp::destroy_member_qp(next);
-        if let Some(c) = T::path_counters(ctx.data).get(slot) {
-            c.add_qps(-1);
-        }
-    }
+    end_move::<T>(ctx.data, ctx.path);
     if let Some(mqp) = ctx.path.member_qp() {
         let _ = member_qp_to_error(mqp);
     }
